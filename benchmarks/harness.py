@@ -1,0 +1,118 @@
+"""The one benchmark harness: device facts, ceilings measured in the same run, timing, JSON lines.
+
+Every result line carries the device name, date, torch / nvcc / CUTLASS versions and the copy
+and matmul ceilings measured in the same process, so a number is never without its context.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import socket
+import statistics
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def device_context() -> dict:
+    from mla_wrapper.jit import env
+
+    props = torch.cuda.get_device_properties(0) if torch.cuda.is_available() else None
+    return {
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "device": props.name if props else "cpu",
+        "sm_count": props.multi_processor_count if props else 0,
+        "capability": f"{props.major}.{props.minor}" if props else "",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "nvcc": env.nvcc_version(),
+        "cutlass": env.cutlass_version(),
+    }
+
+
+def bench_ms(fn: Callable[[], object], warmup_ms: int = 25, rep_ms: int = 100) -> float:
+    """Median milliseconds per call (CUDA events, L2 flushed between calls)."""
+    try:
+        from triton.testing import do_bench
+
+        return float(do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+    except ImportError:
+        flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+        for _ in range(3):
+            fn()
+        times = []
+        for _ in range(30):
+            flush.zero_()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b))
+        return statistics.median(times)
+
+
+def bench_graph_us(fn: Callable[[], object], iters: int = 200) -> float:
+    """Median microseconds per replay of fn captured in a CUDA graph (latency rows)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    for _ in range(10):
+        g.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(5):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(iters):
+            g.replay()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1000.0 / iters)
+    return statistics.median(times)
+
+
+def copy_ceiling_gbs(nbytes: int = 2 << 30) -> float:
+    """Device-to-device copy bandwidth in GB/s, counting bytes read + written."""
+    src = torch.empty(nbytes // 2, dtype=torch.uint8, device="cuda").random_(0, 255)
+    dst = torch.empty_like(src)
+    ms = bench_ms(lambda: dst.copy_(src))
+    del src, dst
+    return 2 * (nbytes // 2) / (ms * 1e-3) / 1e9
+
+
+def matmul_ceiling_tflops(n: int = 8192) -> float:
+    a = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
+    ms = bench_ms(lambda: a @ b)
+    return 2 * n ** 3 / (ms * 1e-3) / 1e12
+
+
+def ceilings() -> dict:
+    return {"copy_gbs": round(copy_ceiling_gbs(), 1),
+            "matmul_bf16_tflops": round(matmul_ceiling_tflops(), 1)}
+
+
+class ResultWriter:
+    """Appends JSON lines to benchmarks/results/<name>.jsonl with the run's context."""
+
+    def __init__(self, name: str, context: dict, out_dir: Path | None = None):
+        out_dir = Path(os.environ.get("MLA_WRAPPER_RESULTS_DIR", out_dir or RESULTS_DIR))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.path = out_dir / f"{name}.jsonl"
+        self.context = context
+
+    def write(self, record: dict) -> None:
+        with open(self.path, "a") as f:
+            f.write(json.dumps({**self.context, **record}) + "\n")

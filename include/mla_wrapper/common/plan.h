@@ -1,0 +1,98 @@
+// The split-KV plan: what the CPU planner (mla_wrapper/planner.py) writes into the int
+// workspace and what the attention + combine kernels read. Plain C layout; the Python side
+// (mla_wrapper/workspace.py) mirrors the field order and offsets.
+//
+// Vocabulary
+//   request r     one sequence of the batch: qo_len[r] query tokens, kv_len[r] KV tokens.
+//   query row     (query token i, head h) of a request; row index = i * num_heads + h, so a
+//                 request has qo_len * num_heads rows (decode: num_heads rows).
+//   row tile t    rows [t * kRowsPerTile, min((t + 1) * kRowsPerTile, qo_len * num_heads)).
+//   work item w   (request, row tile, kv token range [kv_start, kv_end)) done by one CTA pass.
+//                 partial_slot < 0: the item covers the whole visible range of its rows and
+//                 writes out/lse directly; >= 0: it writes float32 partials to that slot of the
+//                 float workspace and a merge item combines the slots afterwards.
+//   merge item m  (request, row tile, first slot, number of slots): the combine kernel merges
+//                 num_slots partials (consecutive slots) of that tile into out/lse.
+//
+// Causal masking (qo_len > 1): query token i of request r sees kv tokens
+// [0, kv_len - qo_len + i], so rows of one tile may see different lengths; the planner gives
+// a work item the union and the kernel masks per row. A row that sees no token in a work item
+// writes lse = -inf and o = 0 for that item.
+#pragma once
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+namespace mlaw {
+#endif
+
+// Fields of one work item, int32, array-of-structs: work_info[w * kWorkFields + field].
+enum {
+  kWorkRequest = 0,
+  kWorkRowTile = 1,
+  kWorkKvStart = 2,
+  kWorkKvEnd = 3,
+  kWorkPartialSlot = 4,
+  kWorkFields = 5,
+};
+
+// Fields of one request, int32: request_info[r * kRequestFields + field].
+enum {
+  kRequestQoStart = 0,   // qo_indptr[r]: first query token of r in q_nope / q_pe / out
+  kRequestQoLen = 1,     // qo_indptr[r + 1] - qo_indptr[r]
+  kRequestKvLen = 2,     // kv_len_arr[r]
+  kRequestPageStart = 3, // kv_indptr[r]: first entry of r's pages in kv_indices
+  kRequestFields = 4,
+};
+
+// Fields of one merge item, int32: merge_info[m * kMergeFields + field].
+enum {
+  kMergeRequest = 0,
+  kMergeRowTile = 1,
+  kMergeFirstSlot = 2,
+  kMergeNumSlots = 3,
+  kMergeFields = 4,
+};
+
+// Device pointers into the int workspace and float workspace, plus the sizes they were laid
+// out with. All counts that vary per step are read from device memory (counts[]), so the
+// grids are fixed and the launch can be captured in a CUDA graph.
+typedef struct MlaPlan {
+  const int32_t* cta_work_indptr;  // [num_ctas + 1]: CTA c runs work items [indptr[c], indptr[c+1])
+  const int32_t* work_info;        // [max_work_items * kWorkFields]
+  const int32_t* request_info;     // [max_batch * kRequestFields]
+  const int32_t* merge_info;       // [max_merge_items * kMergeFields]
+  const int32_t* counts;           // [4]: num_work_items, num_merge_items, batch_size, num_rows_total
+  float* partial_o;                // [max_partial_slots, rows_per_tile, head_dim_ckv] float32
+  float* partial_lse;              // [max_partial_slots, rows_per_tile] float32, base 2
+  int32_t num_ctas;                // grid size of the attention kernel (persistent)
+  int32_t rows_per_tile;           // kRowsPerTile of the kernel the plan was made for
+  int32_t kv_tile;                 // KV tokens per kernel iteration (granularity of splits)
+  int32_t max_merge_items;         // capacity of merge_info (combine kernel grid-strides over it)
+} MlaPlan;
+
+// Per-call (run) arguments: the user's tensors. Strides are in elements.
+typedef struct MlaRunArgs {
+  const void* q_nope;       // [num_tokens, num_heads, 512]
+  const void* q_pe;         // [num_tokens, num_heads, 64]
+  const void* ckv;          // [num_pages, page_size, 512] (may be a view of a 576-wide cache)
+  const void* kpe;          // [num_pages, page_size, 64]
+  void* out;                // [num_tokens, num_heads, 512]
+  float* lse;               // [num_tokens, num_heads] or NULL
+  const int32_t* kv_indices;// page ids, indexed from request_info[kRequestPageStart]
+  int64_t q_nope_stride_token, q_nope_stride_head;
+  int64_t q_pe_stride_token, q_pe_stride_head;
+  int64_t ckv_stride_page, ckv_stride_token;
+  int64_t kpe_stride_page, kpe_stride_token;
+  int64_t out_stride_token, out_stride_head;
+  int64_t lse_stride_token; // lse[token * lse_stride_token + head]
+  int32_t num_heads;
+  int32_t page_size;
+  float sm_scale;           // softmax scale applied to q.k (natural-log domain)
+  int32_t causal;           // 1: per-row causal limit (see above)
+  int32_t lse_base_e;       // 1: write lse in natural log instead of base 2
+} MlaRunArgs;
+
+#ifdef __cplusplus
+}  // namespace mlaw
+#endif

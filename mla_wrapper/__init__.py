@@ -1,0 +1,37 @@
+"""mla_wrapper: fast Multi-head Latent Attention (MLA) over a paged KV cache.
+
+Public API (imported lazily: ``import mla_wrapper`` compiles nothing and loads no kernel):
+  BatchMLAPagedAttentionWrapper   drop-in for flashinfer.mla.BatchMLAPagedAttentionWrapper
+  cutlass_mla_decode, cutlass_mla_get_workspace_size   sgl-kernel's API
+  merge_state, merge_state_v2     sgl-kernel's merge ops (base-2 / natural-log LSE)
+  merge_attn_states               vLLM's prefix/suffix merge (natural-log LSE, [H, N] layout)
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "BatchMLAPagedAttentionWrapper": "mla_wrapper.wrapper",
+    "cutlass_mla_decode": "mla_wrapper.ops",
+    "cutlass_mla_get_workspace_size": "mla_wrapper.ops",
+    "merge_state": "mla_wrapper.ops",
+    "merge_state_v2": "mla_wrapper.ops",
+    "merge_attn_states": "mla_wrapper.ops",
+}
+
+__all__ = list(_LAZY) + ["__version__"]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mla_wrapper' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

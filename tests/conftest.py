@@ -1,0 +1,50 @@
+"""Shared test fixtures: GPU skipping, a private JIT cache, NaN poisoning."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+HAS_CUDA = _cuda_available()
+HAS_NVCC = shutil.which("nvcc") is not None or bool(os.environ.get("CUDA_HOME"))
+
+
+def _is_sm100() -> bool:
+    if not HAS_CUDA:
+        return False
+    import torch
+
+    return torch.cuda.get_device_capability()[0] == 10
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+    skip_sm100 = pytest.mark.skip(reason="needs a Blackwell (SM100) GPU")
+    skip_nvcc = pytest.mark.skip(reason="needs nvcc (CUDA_HOME or PATH)")
+    for item in items:
+        if "gpu" in item.keywords and not HAS_CUDA:
+            item.add_marker(skip_gpu)
+        if "sm100" in item.keywords and not _is_sm100():
+            item.add_marker(skip_sm100)
+        if "compile" in item.keywords and not HAS_NVCC:
+            item.add_marker(skip_nvcc)
+
+
+@pytest.fixture
+def poison():
+    """poison(t) fills t with NaN (the kernel must overwrite every element) and returns it."""
+    def _poison(t):
+        t.fill_(float("nan"))
+        return t
+    return _poison
