@@ -1,8 +1,8 @@
 """The JIT: KernelSpec -> rendered template -> ninja/nvcc -> cached shared library -> ctypes.
 
-See build.py for the cache layout and env.py for the environment variables.
+See builder.py for the cache layout and env.py for the environment variables.
 """
-from .build import JitBuildError, JitCacheError, build, entry_dir, is_complete, render
+from .builder import JitBuildError, JitCacheError, build, entry_dir, is_complete, render
 from .load import KernelError, KernelModule, load
 from .spec import Export, KernelSpec
 

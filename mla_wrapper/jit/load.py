@@ -1,6 +1,6 @@
 """Load a built kernel library with ctypes and call its launchers.
 
-``load(spec)`` builds if needed (see build.py), loads the library once per process and
+``load(spec)`` builds if needed (see builder.py), loads the library once per process and
 declares every export's argtypes/restype. ``KernelModule.check(fn_name, status)`` turns a
 launcher's nonzero status into an exception naming the kernel and the CUDA error.
 """
@@ -10,7 +10,7 @@ import ctypes
 import threading
 from pathlib import Path
 
-from .build import build as build_library
+from .builder import build as build_library
 from .spec import ARG_TYPES, KernelSpec
 
 

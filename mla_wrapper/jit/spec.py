@@ -1,7 +1,7 @@
 """KernelSpec: what to compile (family, template, arch, template parameters) and how to call it.
 
 A spec's readable name says what the kernel is (``merge_bf16_sm_90a``); its hash (computed at
-build time, see build.py) covers everything that changes the binary.
+build time, see builder.py) covers everything that changes the binary.
 """
 from __future__ import annotations
 

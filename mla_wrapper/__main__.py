@@ -1,0 +1,182 @@
+"""Command line for the JIT cache: ``python -m mla_wrapper {warmup,list,clean,info}``.
+
+  warmup  build the kernels a serving engine needs (this GPU's arch by default;
+          --arch sm_90a,sm_100a to pre-build without a GPU), several in parallel
+  list    cache entries: name, arch, size, status
+  clean   remove all entries, or those whose name matches a pattern
+  info    torch, nvcc and CUTLASS versions, GPU and arch, cache dir
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import shutil
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+from .jit import env
+
+
+def _parse_list(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def cmd_warmup(args) -> int:
+    from .jit import build, is_complete, entry_dir
+    from .jit.registry import warmup_specs
+
+    archs = [env.normalize_arch(a) for a in (_parse_list(args.arch) or env.requested_archs())]
+    if not archs:
+        print("warmup: no GPU found and no --arch given; pass e.g. --arch sm_90a,sm_100a",
+              file=sys.stderr)
+        return 2
+    specs = warmup_specs(archs, _parse_list(args.dtype), _parse_list(args.family))
+    todo = [s for s in specs if not is_complete(entry_dir(s))]
+    print(f"warmup: {len(specs)} kernels for {','.join(archs)}; {len(specs) - len(todo)} cached, "
+          f"{len(todo)} to build (jobs={args.jobs}, cache {env.cache_dir()})", flush=True)
+    if not todo:
+        return 0
+    start = time.monotonic()
+    done, failed = 0, []
+    building: set[str] = set()
+    lock = threading.Lock()
+
+    def job(spec):
+        with lock:
+            building.add(spec.name)
+        try:
+            build(spec)
+        finally:
+            with lock:
+                building.discard(spec.name)
+
+    def progress(final: bool = False):
+        with lock:
+            now = ", ".join(sorted(building)[:3]) + (" ..." if len(building) > 3 else "")
+        line = f"[{done}/{len(todo)}] {time.monotonic() - start:6.1f}s  building: {now or '-'}"
+        if sys.stdout.isatty():
+            print("\r" + line.ljust(110), end="\n" if final else "", flush=True)
+        else:
+            print(line, flush=True)
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(job, s): s for s in todo}
+        stop = threading.Event()
+
+        def ticker():
+            while not stop.wait(5.0):
+                progress()
+        t = threading.Thread(target=ticker, daemon=True)
+        t.start()
+        for fut in as_completed(futures):
+            spec = futures[fut]
+            done += 1
+            err = fut.exception()
+            if err is not None:
+                failed.append((spec.name, err))
+                print(f"\nFAILED {spec.name}: {err}", file=sys.stderr, flush=True)
+            progress()
+        stop.set()
+    progress(final=True)
+    print(f"warmup: built {len(todo) - len(failed)} of {len(todo)} in "
+          f"{time.monotonic() - start:.1f}s", flush=True)
+    return 1 if failed else 0
+
+
+def _entries():
+    root = env.cache_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir())
+
+
+def cmd_list(args) -> int:
+    from .jit import is_complete
+
+    rows = []
+    for entry in _entries():
+        name = entry.name.rsplit("-", 1)[0]
+        arch = "host" if name.endswith("_host") else "sm_" + name.rsplit("_sm_", 1)[-1] \
+            if "_sm_" in name else "?"
+        lib = entry / "lib.so"
+        size = lib.stat().st_size if lib.exists() else 0
+        status = "ok" if is_complete(entry) else ("corrupt" if lib.exists() else "incomplete")
+        rows.append((entry.name, arch, size, status))
+    if not rows:
+        print(f"(no entries in {env.cache_dir()})")
+        return 0
+    width = max(len(r[0]) for r in rows)
+    print(f"{'entry'.ljust(width)}  {'arch':8} {'size':>10}  status")
+    for name, arch, size, status in rows:
+        print(f"{name.ljust(width)}  {arch:8} {size / 1e6:9.2f}M  {status}")
+    print(f"{len(rows)} entries in {env.cache_dir()}")
+    return 0
+
+
+def cmd_clean(args) -> int:
+    removed = 0
+    for entry in _entries():
+        if args.pattern is None or fnmatch.fnmatch(entry.name, args.pattern) \
+                or fnmatch.fnmatch(entry.name, f"*{args.pattern}*"):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed += 1
+    for lock in env.cache_dir().glob("*.lock") if env.cache_dir().is_dir() else []:
+        if args.pattern is None or args.pattern in lock.name:
+            lock.unlink(missing_ok=True)
+    print(f"removed {removed} entries from {env.cache_dir()}")
+    return 0
+
+
+def cmd_info(args) -> int:
+    import platform
+
+    print(f"mla_wrapper   {__import__('mla_wrapper').__version__}")
+    print(f"python        {platform.python_version()}")
+    try:
+        import torch
+
+        print(f"torch         {torch.__version__} (CUDA {torch.version.cuda})")
+        if torch.cuda.is_available():
+            for i in range(torch.cuda.device_count()):
+                p = torch.cuda.get_device_properties(i)
+                print(f"gpu {i}         {p.name}, sm_{p.major}{p.minor}, {p.multi_processor_count} SMs"
+                      f" -> builds {env.arch_for_capability(p.major, p.minor)}")
+        else:
+            print("gpu           none visible")
+    except ImportError:
+        print("torch         not installed")
+    try:
+        print(f"nvcc          {env.nvcc_path()} ({env.nvcc_version()})")
+    except RuntimeError as e:
+        print(f"nvcc          not found ({e})")
+    print(f"cutlass       {env.cutlass_version()}")
+    print(f"cache dir     {env.cache_dir()}")
+    print(f"arch list     {env.requested_archs() or '(none: no GPU, MLA_WRAPPER_CUDA_ARCH_LIST unset)'}")
+    print(f"max jobs      {env.max_jobs()}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mla_wrapper", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("warmup", help="build the kernels a serving engine needs")
+    w.add_argument("--arch", help="comma list, e.g. sm_90a,sm_100a (default: this GPU's arch)")
+    w.add_argument("--dtype", help="comma list of bf16,fp16 (default: both)")
+    w.add_argument("--family", help="comma list of kernel families: merge,planner,sm80,cutlass")
+    w.add_argument("--jobs", type=int, default=env.max_jobs(),
+                   help="parallel builds (default MLA_WRAPPER_MAX_JOBS or CPU count)")
+    sub.add_parser("list", help="list cache entries")
+    c = sub.add_parser("clean", help="remove cache entries")
+    c.add_argument("pattern", nargs="?", help="only entries whose name matches (glob or substring)")
+    sub.add_parser("info", help="versions, GPU, cache dir")
+    args = parser.parse_args(argv)
+    return {"warmup": cmd_warmup, "list": cmd_list, "clean": cmd_clean, "info": cmd_info}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
