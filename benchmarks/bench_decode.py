@@ -1,0 +1,190 @@
+"""MLA decode benchmark over BENCHMARKS.md's grid: every backend of this project and FlashInfer
+(fa2 / fa3) when importable, in one process on the same tensors, with a correctness check.
+
+    python benchmarks/bench_decode.py [--quick] [--backends sm80,fi_fa2,fi_fa3] [--cases ...]
+
+Writes JSON lines to benchmarks/results/decode.jsonl (device, date, versions and the copy /
+matmul ceilings measured in this run on every line) and prints a table with ratios to the
+best peer. Latency rows (B=1) are also timed as CUDA-graph replays.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import ResultWriter, bench_graph_us, bench_ms, ceilings, device_context  # noqa: E402
+
+from mla_wrapper import BatchMLAPagedAttentionWrapper  # noqa: E402
+from mla_wrapper.reference import mla_attention, rel_error  # noqa: E402
+
+SM_SCALE = 1.0 / math.sqrt(192)
+
+# (name, heads, batch, kv_len, page_size, qo_len)
+FULL_GRID = [
+    ("compute", 128, 128, 16384, 64, 1), ("compute", 128, 128, 4096, 64, 1),
+    ("compute", 128, 64, 16384, 64, 1), ("compute", 128, 64, 4096, 64, 1),
+    ("memory", 16, 128, 16384, 64, 1), ("memory", 16, 64, 16384, 64, 1),
+    ("memory", 16, 128, 4096, 64, 1), ("memory", 16, 64, 4096, 64, 1),
+    ("middle", 16, 16, 4096, 64, 1), ("middle", 16, 64, 1024, 64, 1),
+    ("middle", 128, 16, 4096, 64, 1), ("middle", 128, 64, 1024, 64, 1),
+    ("latency", 16, 1, 1024, 64, 1), ("latency", 128, 1, 1024, 64, 1),
+    ("latency", 16, 1, 4096, 64, 1), ("latency", 128, 1, 4096, 64, 1),
+    ("page1", 128, 64, 4096, 1, 1), ("page1", 16, 64, 4096, 1, 1),
+    ("page16", 128, 64, 4096, 16, 1), ("page16", 16, 64, 4096, 16, 1),
+    ("tp4", 32, 64, 4096, 64, 1), ("tp2", 64, 64, 4096, 64, 1),
+    ("mtp", 16, 64, 4096, 64, 2), ("mtp", 128, 32, 4096, 64, 2),
+    ("ragged", 128, 64, -4096, 64, 1), ("ragged", 16, 64, -4096, 64, 1),
+]
+QUICK_GRID = [FULL_GRID[i] for i in (0, 1, 4, 8, 9, 12, 13, 16, 22, 24)]
+
+
+def make_case(H, B, L, page_size, qo_len, device, seed):
+    """Random inputs; pages in a random permutation of the cache. L < 0: ragged lengths with
+    mean |L|. Returns a dict of tensors and host index arrays."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    if L < 0:
+        lens = torch.randint(1, 2 * -L, (B,), generator=g, dtype=torch.int32)
+    else:
+        lens = torch.full((B,), L, dtype=torch.int32)
+    pages_per = (lens + page_size - 1) // page_size
+    kv_indptr = torch.zeros(B + 1, dtype=torch.int32)
+    kv_indptr[1:] = torch.cumsum(pages_per, 0)
+    num_pages = int(kv_indptr[-1])
+    kv_indices = torch.randperm(num_pages, generator=g).to(torch.int32)
+    qo_indptr = torch.arange(B + 1, dtype=torch.int32) * qo_len
+    T = B * qo_len
+    cache = torch.randn(num_pages, page_size, 576, dtype=torch.bfloat16, device=device)
+    q = torch.randn(T, H, 576, dtype=torch.bfloat16, device=device)
+    return {
+        "H": H, "B": B, "page_size": page_size, "qo_len": qo_len, "lens": lens,
+        "qo_indptr": qo_indptr, "kv_indptr": kv_indptr, "kv_indices": kv_indices.to(device),
+        "ckv": cache[..., :512], "kpe": cache[..., 512:], "cache": cache,
+        "q_nope": q[..., :512], "q_pe": q[..., 512:],
+    }
+
+
+def flops_bytes(c):
+    H, qo = c["H"], c["qo_len"]
+    L = c["lens"].double()
+    flops = float((2 * H * qo * L * (576 + 512)).sum())
+    T = c["B"] * qo
+    nbytes = float(L.sum()) * 576 * 2 + T * H * 576 * 2 + T * H * 512 * 2
+    return flops, nbytes
+
+
+def runner_ours(backend, c, ws):
+    w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
+    causal = c["qo_len"] > 1
+    w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], c["H"], 512, 64,
+           c["page_size"], causal, SM_SCALE, torch.bfloat16, torch.bfloat16)
+    out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=ws.device)
+    lse = torch.empty(c["q_nope"].shape[:2], dtype=torch.float32, device=ws.device)
+    return lambda: w.run(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], out=out, lse=lse), out
+
+
+def runner_flashinfer(fi_backend, c, ws):
+    import flashinfer
+
+    w = flashinfer.mla.BatchMLAPagedAttentionWrapper(ws, backend=fi_backend)
+    dev = ws.device
+    causal = c["qo_len"] > 1
+    w.plan(c["qo_indptr"].to(dev), c["kv_indptr"].to(dev), c["kv_indices"], c["lens"].to(dev),
+           c["H"], 512, 64, c["page_size"], causal, SM_SCALE, torch.bfloat16, torch.bfloat16)
+    q_nope, q_pe = c["q_nope"].contiguous(), c["q_pe"].contiguous()
+    ckv, kpe = c["ckv"], c["kpe"]
+    out = torch.empty(q_nope.shape, dtype=torch.bfloat16, device=dev)
+    return lambda: w.run(q_nope, q_pe, ckv, kpe, out=out), out
+
+
+RUNNERS = {
+    "sm80": lambda c, ws: runner_ours("sm80", c, ws),
+    "fi_fa2": lambda c, ws: runner_flashinfer("fa2", c, ws),
+    "fi_fa3": lambda c, ws: runner_flashinfer("fa3", c, ws),
+}
+PEERS = ("fi_fa2", "fi_fa3")
+
+
+def reference_out(c):
+    out, _ = mla_attention(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], c["qo_indptr"],
+                           c["kv_indptr"], c["kv_indices"], c["lens"], c["page_size"],
+                           c["qo_len"] > 1, SM_SCALE)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="a 10-case subset")
+    ap.add_argument("--backends", default="sm80,fi_fa2,fi_fa3")
+    ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--budget-s", type=float, default=420.0, help="stop starting new cases after this")
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    ctx = device_context()
+    ctx.update(ceilings())
+    print(f"# {ctx['device']} {ctx['date']} copy {ctx['copy_gbs']} GB/s, "
+          f"matmul {ctx['matmul_bf16_tflops']} TFLOP/s", flush=True)
+    writer = ResultWriter("decode", ctx)
+    ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    names = [b for b in args.backends.split(",") if b]
+    grid = QUICK_GRID if args.quick else FULL_GRID
+    t_start = time.time()
+    print(f"{'case':8} {'H':>4} {'B':>4} {'L':>6} {'ps':>3} {'q':>2} | " +
+          " | ".join(f"{n:>22}" for n in names) + " | ours/best-peer", flush=True)
+    for i, (kind, H, B, L, ps, qo) in enumerate(grid):
+        if time.time() - t_start > args.budget_s:
+            print(f"# budget reached, skipped {len(grid) - i} cases")
+            break
+        c = make_case(H, B, L, ps, qo, dev, seed=1000 + i)
+        flops, nbytes = flops_bytes(c)
+        ref = None if args.no_check else reference_out(c)
+        row = {}
+        for n in names:
+            try:
+                fn, out = RUNNERS[n](c, ws)
+                out.fill_(float("nan"))
+                fn()
+                torch.cuda.synchronize()
+                err = rel_error(out, ref) if ref is not None else float("nan")
+                ms = bench_ms(fn)
+                graph_us = bench_graph_us(fn) if kind == "latency" else None
+            except Exception as e:  # noqa: BLE001 (a peer may not support a case)
+                row[n] = None
+                print(f"# {n} failed on {kind} H={H} B={B} L={L}: {type(e).__name__}: {e}",
+                      file=sys.stderr)
+                if os.environ.get("BENCH_TRACE"):
+                    traceback.print_exc()
+                continue
+            rec = {"case": kind, "heads": H, "batch": B, "kv_len": L, "page_size": ps,
+                   "qo_len": qo, "backend": n, "ms": ms, "us": ms * 1e3,
+                   "tflops": flops / (ms * 1e-3) / 1e12, "gbs": nbytes / (ms * 1e-3) / 1e9,
+                   "rel_err": err, "graph_replay_us": graph_us}
+            writer.write(rec)
+            row[n] = rec
+        ours = [row[n]["ms"] for n in names if n not in PEERS and row.get(n)]
+        peers = [row[n]["ms"] for n in names if n in PEERS and row.get(n)]
+        ratio = f"{min(peers) / min(ours):.2f}x" if ours and peers else "-"
+        cells = []
+        for n in names:
+            r = row.get(n)
+            if not r:
+                cells.append(f"{'fail':>22}")
+                continue
+            perf = f"{r['tflops']:.0f}TF" if H * qo >= 64 else f"{r['gbs']:.0f}GB/s"
+            lat = f" g{r['graph_replay_us']:.0f}" if r["graph_replay_us"] else ""
+            cells.append(f"{r['us']:7.1f}us {perf:>8}{lat} e{r['rel_err']:.0e}"[:22].rjust(22))
+        print(f"{kind:8} {H:4d} {B:4d} {L:6d} {ps:3d} {qo:2d} | " + " | ".join(cells) + f" | {ratio}",
+              flush=True)
+        del c, ref
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Pre-build the kernels before serving (e.g. in a container build step, no GPU needed):
+set -e
+python -m mla_wrapper info
+python -m mla_wrapper warmup --arch "${ARCHS:-sm_90a}" --dtype bf16,fp16
+python -m mla_wrapper list
+# A second warmup compiles nothing:
+time python -m mla_wrapper warmup --arch "${ARCHS:-sm_90a}"
+# Ship $MLA_WRAPPER_CACHE_DIR (default ~/.cache/mla_wrapper) to GPU machines with the same nvcc.
