@@ -1,0 +1,78 @@
+// Split-KV combine of the sm80 family: merges the float32 partials (base-2 LSE) that the
+// attention kernel wrote for split work items into out / lse.
+//
+// Fixed grid (independent of the batch, so it can be captured in a CUDA graph): every warp
+// grid-strides over (merge item, row of its tile) pairs, the number of merge items being read
+// from plan.counts[1] on the device. Lane l merges columns 4 l + 128 k + e (k, e < 4), so each
+// partial row is read with fully coalesced 512-byte float4 transactions.
+#pragma once
+
+#include <math.h>
+
+#include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/merge/state.cuh"
+#include "mla_wrapper/sm80/config.h"
+#include "mla_wrapper/sm80/traits.cuh"
+
+namespace mlaw {
+namespace sm80 {
+
+template <typename T>
+__global__ void __launch_bounds__(kCombineWarps * 32)
+    mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
+  const int lane = threadIdx.x % 32;
+  const int total = plan.counts[1] * kRowsPerTile;
+  const int stride = gridDim.x * kCombineWarps;
+  for (int gw = blockIdx.x * kCombineWarps + threadIdx.x / 32; gw < total; gw += stride) {
+    const int m = gw / kRowsPerTile;
+    const int r = gw % kRowsPerTile;
+    const int* mi = plan.merge_info + m * kMergeFields;
+    const int req = mi[kMergeRequest];
+    const int row_tile = mi[kMergeRowTile];
+    const int first_slot = mi[kMergeFirstSlot];
+    const int num_slots = mi[kMergeNumSlots];
+    const int* ri = plan.request_info + req * kRequestFields;
+    const int row = row_tile * kRowsPerTile + r;
+    if (row >= ri[kRequestQoLen] * args.num_heads) continue;
+
+    MergeState<kCombineVec> state;
+    state.init();
+    for (int k = 0; k < num_slots; ++k) {
+      const int64_t prow = static_cast<int64_t>(first_slot + k) * kRowsPerTile + r;
+      const float s = plan.partial_lse[prow];
+      if (isinf(s)) continue;  // empty partial (MergeState skips it too; skip the loads)
+      const float* src = plan.partial_o + prow * kHeadDimCkv + 4 * lane;
+      float v[kCombineVec];
+#pragma unroll
+      for (int q = 0; q < kCombineVec / 4; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(src + 128 * q);
+        v[4 * q] = x.x;
+        v[4 * q + 1] = x.y;
+        v[4 * q + 2] = x.z;
+        v[4 * q + 3] = x.w;
+      }
+      state.template add<false>(v, s);
+    }
+    float v[kCombineVec];
+    float s;
+    state.template finish<false>(v, s);
+
+    const int64_t token = ri[kRequestQoStart] + row / args.num_heads;
+    const int64_t head = row % args.num_heads;
+    T* dst = static_cast<T*>(args.out) + token * args.out_stride_token +
+             head * args.out_stride_head + 4 * lane;
+#pragma unroll
+    for (int q = 0; q < kCombineVec / 4; ++q) {
+      uint2 packed;
+      packed.x = ElementTraits<T>::pack(v[4 * q], v[4 * q + 1]);
+      packed.y = ElementTraits<T>::pack(v[4 * q + 2], v[4 * q + 3]);
+      *reinterpret_cast<uint2*>(dst + 128 * q) = packed;
+    }
+    if (lane == 0 && args.lse != nullptr)
+      args.lse[token * args.lse_stride_token + head] =
+          args.lse_base_e ? s * 0.6931471805599453f : s;
+  }
+}
+
+}  // namespace sm80
+}  // namespace mlaw

@@ -1,0 +1,99 @@
+// Host side of the sm80 family: argument validation (can_implement), one-time per-device
+// kernel setup, and the launch of the attention kernel followed by the combine kernel.
+// Nothing here reads device memory, allocates or synchronizes: run() can be captured in a
+// CUDA graph (the grids depend only on plan->num_ctas and plan->max_merge_items).
+#pragma once
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/common/status.cuh"
+#include "mla_wrapper/sm80/combine_kernel.cuh"
+#include "mla_wrapper/sm80/config.h"
+#include "mla_wrapper/sm80/mla_kernel.cuh"
+
+namespace mlaw {
+namespace sm80 {
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// Returns 0 when the kernel can run these arguments, else a mlaw::fail status naming the field.
+inline int can_implement(const MlaPlan* plan, const MlaRunArgs* a, const char* name) {
+  if (plan == nullptr) return fail("%s: plan is NULL", name);
+  if (a == nullptr) return fail("%s: run args are NULL", name);
+  if (!plan->cta_work_indptr || !plan->work_info || !plan->request_info || !plan->counts)
+    return fail("%s: plan arrays (cta_work_indptr, work_info, request_info, counts) must not be NULL",
+                name);
+  if (plan->num_ctas < 0) return fail("%s: plan.num_ctas must be >= 0, got %d", name, plan->num_ctas);
+  if (plan->rows_per_tile != kRowsPerTile)
+    return fail("%s: plan.rows_per_tile must be %d for this kernel, got %d (plan made for another "
+                "backend?)", name, kRowsPerTile, plan->rows_per_tile);
+  if (plan->kv_tile <= 0 || plan->kv_tile % kKvTile != 0)
+    return fail("%s: plan.kv_tile must be a positive multiple of %d, got %d", name, kKvTile,
+                plan->kv_tile);
+  if (plan->max_merge_items < 0)
+    return fail("%s: plan.max_merge_items must be >= 0, got %d", name, plan->max_merge_items);
+  if (plan->max_merge_items > 0 && (!plan->merge_info || !plan->partial_o || !plan->partial_lse))
+    return fail("%s: plan.merge_info / partial_o / partial_lse must not be NULL when "
+                "max_merge_items > 0", name);
+  if (!a->q_nope || !a->q_pe || !a->ckv || !a->kpe || !a->out || !a->kv_indices)
+    return fail("%s: q_nope, q_pe, ckv, kpe, out and kv_indices must not be NULL", name);
+  if (a->num_heads < 1) return fail("%s: num_heads must be >= 1, got %d", name, a->num_heads);
+  if (a->page_size < 1) return fail("%s: page_size must be >= 1, got %d", name, a->page_size);
+  if (!aligned16(a->q_nope) || !aligned16(a->q_pe) || !aligned16(a->ckv) || !aligned16(a->kpe) ||
+      !aligned16(a->out))
+    return fail("%s: q_nope, q_pe, ckv, kpe and out must be 16-byte aligned", name);
+  const int64_t strides[] = {a->q_nope_stride_token, a->q_nope_stride_head, a->q_pe_stride_token,
+                             a->q_pe_stride_head,    a->ckv_stride_page,    a->ckv_stride_token,
+                             a->kpe_stride_page,     a->kpe_stride_token,   a->out_stride_token,
+                             a->out_stride_head};
+  const char* names[] = {"q_nope.stride(0)", "q_nope.stride(1)", "q_pe.stride(0)",
+                         "q_pe.stride(1)",   "ckv.stride(0)",    "ckv.stride(1)",
+                         "kpe.stride(0)",    "kpe.stride(1)",    "out.stride(0)",
+                         "out.stride(1)"};
+  for (int i = 0; i < 10; ++i)
+    if (strides[i] < 0 || strides[i] % 8 != 0)
+      return fail("%s: %s must be a non-negative multiple of 8 elements (16 bytes), got %lld",
+                  name, names[i], static_cast<long long>(strides[i]));
+  if (!(a->sm_scale > 0.f)) return fail("%s: sm_scale must be > 0, got %g", name, a->sm_scale);
+  return 0;
+}
+
+struct DeviceSetup {
+  bool ready = false;
+  int combine_grid = 0;
+};
+
+template <typename T>
+int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name) {
+  if (int st = can_implement(plan, args, name)) return st;
+  int device = 0;
+  MLAW_CUDA_TRY(cudaGetDevice(&device));
+  static DeviceSetup setup[64];
+  if (device < 0 || device >= 64) return fail("%s: device ordinal %d out of range", name, device);
+  DeviceSetup& ds = setup[device];
+  if (!ds.ready) {  // racing first calls from two threads both do this: harmless
+    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_attention_kernel<T>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+    int sms = 0;
+    MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    ds.combine_grid = sms * 4;
+    ds.ready = true;
+  }
+  if (plan->num_ctas > 0) {
+    mla_attention_kernel<T><<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args);
+    if (int st = launch_status()) return st;
+  }
+  if (plan->max_merge_items > 0) {
+    const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile;
+    const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
+    const int grid = static_cast<int>(blocks_needed < ds.combine_grid ? blocks_needed : ds.combine_grid);
+    mla_combine_kernel<T><<<grid, kCombineWarps * 32, 0, stream>>>(*plan, *args);
+    if (int st = launch_status()) return st;
+  }
+  return 0;
+}
+
+}  // namespace sm80
+}  // namespace mlaw

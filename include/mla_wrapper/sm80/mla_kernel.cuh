@@ -1,0 +1,361 @@
+// The portable (SM80+) MLA attention kernel: persistent CTAs walking the plan's work list.
+//
+// Schedule of one CTA (256 threads = 8 warps, one CTA per SM, 226 KB of shared memory):
+//   for each work item (request r, row tile t, kv range [kv_start, kv_end), partial slot):
+//     cp.async the Q tile (64 rows x 576, rows = (query token, head)) and KV tile 0.
+//     for each KV tile i of 64 tokens (2 stages: tile i+1 is in flight while i is computed):
+//       wait for tile i; __syncthreads; issue tile i+1 (16-byte cp.async gathers through the
+//       page table; page ids of tile i+2 are prefetched into registers meanwhile).
+//       scores: warp (g = w % 4, half = w / 4) computes S[16 rows of g, 32 tokens of half]
+//         over all 576 columns (mma.sync m16n8k16, Q and K by ldmatrix), scales by
+//         sm_scale * log2(e), masks (kv_end, causal limit per row), exchanges its row max with
+//         the other half through shared memory (named barrier of the pair), computes
+//         P = exp2(S - m), keeps a per-thread partial row sum and writes P (16-bit) and the
+//         rescale factor alpha of each row to shared memory.
+//       __syncthreads
+//       output: warp w rescales O[64 rows, columns 64w..64w+63] (128 fp32 registers/thread)
+//         by alpha and accumulates P[64 x 64] V[64 x 64w..] (V = first 512 columns of the
+//         same KV tile, ldmatrix.trans).
+//     epilogue: row sums of the two halves are added, O /= l, lse = m + log2(l); written to
+//       out/lse (partial_slot < 0) or to the float32 partial slot (base 2 lse).
+// Rows of the tile past the request's rows, and tokens past a row's limit, are masked; a row
+// that sees nothing ends with l = 0 and writes o = 0, lse = -inf.
+#pragma once
+
+#include <math.h>
+
+#include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/sm80/config.h"
+#include "mla_wrapper/sm80/traits.cuh"
+
+namespace mlaw {
+namespace sm80 {
+
+struct SmemLayout {
+  char* q;
+  char* kv;         // kStages x [kKvTile][576]
+  char* p;          // [kRowsPerTile][kKvTile]
+  float* red_max;   // [kScoreHalves][kRowsPerTile]: row max of each half (this tile)
+  float* alpha;     // [kRowsPerTile]: rescale factor of O for this tile
+  float* red_sum;   // [kScoreHalves][kRowsPerTile]: final row sums
+  float* row_max;   // [kRowsPerTile]: final running max (log2 units)
+
+  __device__ __forceinline__ explicit SmemLayout(char* base) {
+    q = base;
+    kv = q + kQBytes;
+    p = kv + kStages * kKvStageBytes;
+    red_max = reinterpret_cast<float*>(p + kPBytes);
+    alpha = red_max + kScoreHalves * kRowsPerTile;
+    red_sum = alpha + kRowsPerTile;
+    row_max = red_sum + kScoreHalves * kRowsPerTile;
+  }
+};
+
+// Page id of kv token t of the current request, or -1 past kv_end.
+__device__ __forceinline__ int page_of(const MlaRunArgs& args, int page_start, int t, int kv_end) {
+  return t < kv_end ? __ldg(args.kv_indices + page_start + t / args.page_size) : -1;
+}
+
+// Each thread copies 2 tokens (tid / 8 and tid / 8 + 32) x 9 chunks (tid % 8 + 8 k) of a KV
+// tile: 8 consecutive threads read 128 contiguous bytes of one token.
+template <typename T>
+__device__ __forceinline__ void load_kv_tile(const MlaRunArgs& args, char* stage, int t0,
+                                             const int (&page)[2], int tid) {
+#pragma unroll
+  for (int p = 0; p < 2; ++p) {
+    const int j = tid / 8 + 32 * p;
+    const bool valid = page[p] >= 0;
+    const int t = t0 + j;
+    const int64_t pg = valid ? page[p] : 0;
+    const int64_t off = valid ? (t % args.page_size) : 0;
+    const T* ckv_row = static_cast<const T*>(args.ckv) + pg * args.ckv_stride_page +
+                       off * args.ckv_stride_token;
+    const T* kpe_row = static_cast<const T*>(args.kpe) + pg * args.kpe_stride_page +
+                       off * args.kpe_stride_token;
+#pragma unroll
+    for (int k = 0; k < kChunksPerRow / 8; ++k) {
+      const int c = (tid % 8) + 8 * k;
+      const T* src = c < kHeadDimCkv / 8 ? ckv_row + c * 8 : kpe_row + (c - kHeadDimCkv / 8) * 8;
+      cp_async_16(stage + qkv_offset(j, c), src, valid);
+    }
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void load_q_tile(const MlaRunArgs& args, char* sq, int qo_start,
+                                            int row0, int valid_rows, int tid) {
+  for (int idx = tid; idx < kRowsPerTile * kChunksPerRow; idx += kThreads) {
+    const int r = idx / kChunksPerRow;
+    const int c = idx % kChunksPerRow;
+    const bool valid = r < valid_rows;
+    const T* src = static_cast<const T*>(args.q_nope);
+    if (valid) {
+      const int row = row0 + r;
+      const int64_t token = qo_start + row / args.num_heads;
+      const int64_t head = row % args.num_heads;
+      src = c < kHeadDimCkv / 8
+                ? static_cast<const T*>(args.q_nope) + token * args.q_nope_stride_token +
+                      head * args.q_nope_stride_head + c * 8
+                : static_cast<const T*>(args.q_pe) + token * args.q_pe_stride_token +
+                      head * args.q_pe_stride_head + (c - kHeadDimCkv / 8) * 8;
+    }
+    cp_async_16(sq + qkv_offset(r, c), src, valid);
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 1)
+    mla_attention_kernel(const MlaPlan plan, const MlaRunArgs args) {
+  extern __shared__ __align__(128) char smem_raw[];
+  SmemLayout sm(smem_raw);
+
+  const int tid = threadIdx.x;
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const int g = warp % kScoreRowGroups;    // score phase: row group
+  const int half = warp / kScoreRowGroups; // score phase: token half
+  const float scale_log2 = args.sm_scale * 1.4426950408889634f;
+  const int num_heads = args.num_heads;
+
+  const int w_begin = plan.cta_work_indptr[blockIdx.x];
+  const int w_end = plan.cta_work_indptr[blockIdx.x + 1];
+
+  for (int w = w_begin; w < w_end; ++w) {
+    const int* wi = plan.work_info + w * kWorkFields;
+    const int req = wi[kWorkRequest];
+    const int row_tile = wi[kWorkRowTile];
+    const int kv_start = wi[kWorkKvStart];
+    const int kv_end = wi[kWorkKvEnd];
+    const int slot = wi[kWorkPartialSlot];
+    const int* ri = plan.request_info + req * kRequestFields;
+    const int qo_start = ri[kRequestQoStart];
+    const int qo_len = ri[kRequestQoLen];
+    const int kv_len = ri[kRequestKvLen];
+    const int page_start = ri[kRequestPageStart];
+    const int row0 = row_tile * kRowsPerTile;
+    const int valid_rows = min(kRowsPerTile, qo_len * num_heads - row0);
+    const int num_tiles = kv_end > kv_start ? (kv_end - kv_start + kKvTile - 1) / kKvTile : 0;
+
+    __syncthreads();  // the previous work item is done with every shared buffer
+
+    int page_next[2];
+    if (num_tiles > 0) {
+      load_q_tile<T>(args, sm.q, qo_start, row0, valid_rows, tid);
+      int page0[2];
+#pragma unroll
+      for (int p = 0; p < 2; ++p) {
+        page0[p] = page_of(args, page_start, kv_start + tid / 8 + 32 * p, kv_end);
+        page_next[p] = page_of(args, page_start, kv_start + kKvTile + tid / 8 + 32 * p, kv_end);
+      }
+      load_kv_tile<T>(args, sm.kv, kv_start, page0, tid);
+    }
+    cute::cp_async_fence();
+
+    // Score-phase rows of this thread and their exclusive kv limits.
+    int srow[2], limit[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      srow[r] = 16 * g + lane / 4 + 8 * r;
+      if (srow[r] < valid_rows) {
+        const int i = (row0 + srow[r]) / num_heads;
+        const int lim = args.causal ? kv_len - qo_len + i + 1 : kv_len;
+        limit[r] = min(lim, kv_end);
+      } else {
+        limit[r] = 0;  // masks every token (tokens are >= kv_start >= 0)
+      }
+    }
+    const bool score_active = 16 * g < valid_rows;
+    float m_run[2] = {-INFINITY, -INFINITY};  // running row max, log2 units
+    float l_run[2] = {0.f, 0.f};              // this thread's partial row sums
+
+    float acc[4][8][4];
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 8; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.f;
+
+    for (int it = 0; it < num_tiles; ++it) {
+      cute::cp_async_wait<0>();
+      __syncthreads();  // tile `it` visible to all; everyone is done with tile it-1 and P
+      const int t0 = kv_start + it * kKvTile;
+      if (it + 1 < num_tiles) {
+        load_kv_tile<T>(args, sm.kv + ((it + 1) % kStages) * kKvStageBytes, t0 + kKvTile,
+                        page_next, tid);
+#pragma unroll
+        for (int p = 0; p < 2; ++p)
+          page_next[p] = page_of(args, page_start, t0 + 2 * kKvTile + tid / 8 + 32 * p, kv_end);
+      }
+      cute::cp_async_fence();
+      const char* skv = sm.kv + (it % kStages) * kKvStageBytes;
+
+      // ---- scores: S[16 rows of g, 32 tokens of half] over 576 columns ----
+      float s[4][4];
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[ni][e] = 0.f;
+      if (score_active) {
+        const int a_row = 16 * g + lane % 16;
+        const int b_tok = kScoreTokensPerWarp * half + (lane % 8) + (lane / 16) * 8;
+#pragma unroll 4
+        for (int kk = 0; kk < kHeadDimQk / 16; ++kk) {
+          uint32_t a[4];
+          ldsm_x4(sm.q + qkv_offset(a_row, 2 * kk + lane / 16), a);
+#pragma unroll
+          for (int np = 0; np < 2; ++np) {
+            uint32_t b[4];
+            ldsm_x4(skv + qkv_offset(b_tok + 16 * np, 2 * kk + (lane / 8) % 2), b);
+            mma_16816<T>(s[2 * np], a, b[0], b[1]);
+            mma_16816<T>(s[2 * np + 1], a, b[2], b[3]);
+          }
+        }
+      }
+      const int tok_base = t0 + kScoreTokensPerWarp * half + 2 * (lane % 4);
+      float mx[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const bool need_mask = t0 + kKvTile > limit[r];
+        mx[r] = -INFINITY;
+#pragma unroll
+        for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float v = s[ni][2 * r + e] * scale_log2;
+            if (need_mask && tok_base + 8 * ni + e >= limit[r]) v = -INFINITY;
+            s[ni][2 * r + e] = v;
+            mx[r] = fmaxf(mx[r], v);
+          }
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        if (lane % 4 == 0) sm.red_max[half * kRowsPerTile + srow[r]] = mx[r];
+      }
+      named_barrier(1 + g, 64);  // the two warps of row group g
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const float other = sm.red_max[(1 - half) * kRowsPerTile + srow[r]];
+        const float m_new = fmaxf(m_run[r], fmaxf(mx[r], other));
+        const float m_use = m_new == -INFINITY ? 0.f : m_new;
+        const float alpha = fast_exp2(m_run[r] - m_use);
+        m_run[r] = m_new;
+        float sum = 0.f;
+#pragma unroll
+        for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float p = fast_exp2(s[ni][2 * r + e] - m_use);
+            s[ni][2 * r + e] = p;
+            sum += p;
+          }
+        l_run[r] = l_run[r] * alpha + sum;
+        if (half == 0 && lane % 4 == 0) sm.alpha[srow[r]] = alpha;
+#pragma unroll
+        for (int ni = 0; ni < 4; ++ni) {
+          const int chunk = (kScoreTokensPerWarp / 8) * half + ni;
+          *reinterpret_cast<uint32_t*>(sm.p + p_offset(srow[r], chunk) + 4 * (lane % 4)) =
+              ElementTraits<T>::pack(s[ni][2 * r], s[ni][2 * r + 1]);
+        }
+      }
+      __syncthreads();  // P and alpha of every row are ready
+
+      // ---- output: O[64 rows, 64 columns of this warp] = alpha * O + P V ----
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi) {
+        const float a0 = sm.alpha[16 * mi + lane / 4];
+        const float a1 = sm.alpha[16 * mi + lane / 4 + 8];
+#pragma unroll
+        for (int ni = 0; ni < 8; ++ni) {
+          acc[mi][ni][0] *= a0;
+          acc[mi][ni][1] *= a0;
+          acc[mi][ni][2] *= a1;
+          acc[mi][ni][3] *= a1;
+        }
+      }
+#pragma unroll
+      for (int ks = 0; ks < kKvTile / 16; ++ks) {
+        uint32_t b[8][2];
+#pragma unroll
+        for (int np = 0; np < 4; ++np) {
+          uint32_t r4[4];
+          const int tok = 16 * ks + (lane % 8) + ((lane / 8) % 2) * 8;
+          const int chunk = (kOutColsPerWarp / 8) * warp + 2 * np + lane / 16;
+          ldsm_x4_trans(skv + qkv_offset(tok, chunk), r4);
+          b[2 * np][0] = r4[0];
+          b[2 * np][1] = r4[1];
+          b[2 * np + 1][0] = r4[2];
+          b[2 * np + 1][1] = r4[3];
+        }
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi) {
+          if (16 * mi < valid_rows) {
+            uint32_t a[4];
+            ldsm_x4(sm.p + p_offset(16 * mi + lane % 16, 2 * ks + lane / 16), a);
+#pragma unroll
+            for (int ni = 0; ni < 8; ++ni) mma_16816<T>(acc[mi][ni], a, b[ni][0], b[ni][1]);
+          }
+        }
+      }
+    }
+    cute::cp_async_wait<0>();  // nothing may still write Q when the next item starts
+
+    // ---- epilogue ----
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l = l_run[r];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      if (lane % 4 == 0) {
+        sm.red_sum[half * kRowsPerTile + srow[r]] = l;
+        if (half == 0) sm.row_max[srow[r]] = m_run[r];
+      }
+    }
+    __syncthreads();
+
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+      for (int rr = 0; rr < 2; ++rr) {
+        const int row = 16 * mi + lane / 4 + 8 * rr;
+        if (row >= valid_rows) continue;
+        const float l = sm.red_sum[row] + sm.red_sum[kRowsPerTile + row];
+        const float inv = l > 0.f ? 1.f / l : 0.f;
+        const int col0 = kOutColsPerWarp * warp + 2 * (lane % 4);
+        if (slot < 0) {
+          const int grow = row0 + row;
+          const int64_t token = qo_start + grow / num_heads;
+          const int64_t head = grow % num_heads;
+          T* dst = static_cast<T*>(args.out) + token * args.out_stride_token +
+                   head * args.out_stride_head + col0;
+#pragma unroll
+          for (int ni = 0; ni < 8; ++ni)
+            *reinterpret_cast<uint32_t*>(dst + 8 * ni) = ElementTraits<T>::pack(
+                acc[mi][ni][2 * rr] * inv, acc[mi][ni][2 * rr + 1] * inv);
+        } else {
+          float* dst = plan.partial_o +
+                       (static_cast<int64_t>(slot) * kRowsPerTile + row) * kHeadDimCkv + col0;
+#pragma unroll
+          for (int ni = 0; ni < 8; ++ni)
+            *reinterpret_cast<float2*>(dst + 8 * ni) =
+                make_float2(acc[mi][ni][2 * rr] * inv, acc[mi][ni][2 * rr + 1] * inv);
+        }
+      }
+    if (tid < valid_rows) {
+      const float l = sm.red_sum[tid] + sm.red_sum[kRowsPerTile + tid];
+      const float lse2 = l > 0.f ? sm.row_max[tid] + log2f(l) : -INFINITY;
+      if (slot < 0) {
+        if (args.lse != nullptr) {
+          const int grow = row0 + tid;
+          const int64_t token = qo_start + grow / num_heads;
+          args.lse[token * args.lse_stride_token + grow % num_heads] =
+              args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
+        }
+      } else {
+        plan.partial_lse[static_cast<int64_t>(slot) * kRowsPerTile + tid] = lse2;
+      }
+    }
+  }
+}
+
+}  // namespace sm80
+}  // namespace mlaw
