@@ -103,6 +103,41 @@ __device__ __forceinline__ void load_q_tile(const MlaRunArgs& args, char* sq, in
   }
 }
 
+// O[16 kMi rows, 64 columns of this warp] += P[16 kMi x 64] V[64 x 64 columns]; all
+// fragments of a 16-token step are loaded before its MMAs so the loads of step ks + 1 can be
+// hoisted above the MMAs of ks.
+template <typename T, int kMi>
+__device__ __forceinline__ void accumulate_pv(float (&acc)[4][8][4], const char* sp,
+                                              const char* skv, int warp, int lane) {
+#pragma unroll
+  // Per-thread swizzled offsets (see qkv_offset / p_offset); the rest are immediates.
+  const char* vptr[4];
+  const char* pptr[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int tok = (lane % 8) + ((lane / 8) % 2) * 8;
+    vptr[j] = skv + tok * kRowBytes + (kOutColsPerWarp / 8) * warp * 16 +
+              (((2 * j + lane / 16) ^ (lane % 8)) << 4);
+    pptr[j] = sp + (lane % 16) * (kKvTile * 2) + (((2 * j + lane / 16) ^ (lane % 8)) << 4);
+  }
+#pragma unroll
+  for (int ks = 0; ks < kKvTile / 16; ++ks) {
+    uint32_t b[4][4];
+    uint32_t a[kMi][4];
+#pragma unroll
+    for (int np = 0; np < 4; ++np) ldsm_x4_trans(vptr[np] + ks * 16 * kRowBytes, b[np]);
+#pragma unroll
+    for (int mi = 0; mi < kMi; ++mi) ldsm_x4(pptr[ks] + mi * 16 * (kKvTile * 2), a[mi]);
+#pragma unroll
+    for (int mi = 0; mi < kMi; ++mi)
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        mma_16816<T>(acc[mi][2 * np], a[mi], b[np][0], b[np][1]);
+        mma_16816<T>(acc[mi][2 * np + 1], a[mi], b[np][2], b[np][3]);
+      }
+  }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     mla_attention_kernel(const MlaPlan plan, const MlaRunArgs args) {
@@ -197,23 +232,41 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[ni][e] = 0.f;
       if (score_active) {
+        // Fragments of k-step kk+1 are loaded while the MMAs of kk run (fully unrolled, so the
+        // double buffer lives in registers).
+        // Swizzled addresses: chunk 2 kk + x of row r sits at ((2 kk + x) ^ (r & 7)) * 16, i.e.
+        // a per-thread offset for kk % 4 plus the compile-time (kk / 4) * 128.
         const int a_row = 16 * g + lane % 16;
         const int b_tok = kScoreTokensPerWarp * half + (lane % 8) + (lane / 16) * 8;
-#pragma unroll 4
+        const char* qptr[4];
+        const char* kptr[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          qptr[j] = sm.q + a_row * kRowBytes + (((2 * j + lane / 16) ^ (a_row & 7)) << 4);
+          kptr[j] = skv + b_tok * kRowBytes + (((2 * j + (lane / 8) % 2) ^ (b_tok & 7)) << 4);
+        }
+        uint32_t a[2][4], b[2][2][4];
+        auto load_frags = [&](int kk, int buf) {
+          ldsm_x4(qptr[kk % 4] + (kk / 4) * 128, a[buf]);
+#pragma unroll
+          for (int np = 0; np < 2; ++np)
+            ldsm_x4(kptr[kk % 4] + (kk / 4) * 128 + np * 16 * kRowBytes, b[buf][np]);
+        };
+        load_frags(0, 0);
+#pragma unroll
         for (int kk = 0; kk < kHeadDimQk / 16; ++kk) {
-          uint32_t a[4];
-          ldsm_x4(sm.q + qkv_offset(a_row, 2 * kk + lane / 16), a);
+          const int cur = kk & 1;
+          if (kk + 1 < kHeadDimQk / 16) load_frags(kk + 1, cur ^ 1);
 #pragma unroll
           for (int np = 0; np < 2; ++np) {
-            uint32_t b[4];
-            ldsm_x4(skv + qkv_offset(b_tok + 16 * np, 2 * kk + (lane / 8) % 2), b);
-            mma_16816<T>(s[2 * np], a, b[0], b[1]);
-            mma_16816<T>(s[2 * np + 1], a, b[2], b[3]);
+            mma_16816<T>(s[2 * np], a[cur], b[cur][np][0], b[cur][np][1]);
+            mma_16816<T>(s[2 * np + 1], a[cur], b[cur][np][2], b[cur][np][3]);
           }
         }
       }
       const int tok_base = t0 + kScoreTokensPerWarp * half + 2 * (lane % 4);
       float mx[2];
+      int rescale = 0;
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const bool need_mask = t0 + kKvTile > limit[r];
@@ -250,6 +303,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         l_run[r] = l_run[r] * alpha + sum;
         if (half == 0 && lane % 4 == 0) sm.alpha[srow[r]] = alpha;
+        rescale |= alpha != 1.f;
 #pragma unroll
         for (int ni = 0; ni < 4; ++ni) {
           const int chunk = (kScoreTokensPerWarp / 8) * half + ni;
@@ -257,44 +311,33 @@ __global__ void __launch_bounds__(kThreads, 1)
               ElementTraits<T>::pack(s[ni][2 * r], s[ni][2 * r + 1]);
         }
       }
-      __syncthreads();  // P and alpha of every row are ready
+      // P and alpha of every row are ready; skip the rescale when no row max moved.
+      rescale = __syncthreads_or(rescale);
 
       // ---- output: O[64 rows, 64 columns of this warp] = alpha * O + P V ----
-#pragma unroll
-      for (int mi = 0; mi < 4; ++mi) {
-        const float a0 = sm.alpha[16 * mi + lane / 4];
-        const float a1 = sm.alpha[16 * mi + lane / 4 + 8];
-#pragma unroll
-        for (int ni = 0; ni < 8; ++ni) {
-          acc[mi][ni][0] *= a0;
-          acc[mi][ni][1] *= a0;
-          acc[mi][ni][2] *= a1;
-          acc[mi][ni][3] *= a1;
-        }
-      }
-#pragma unroll
-      for (int ks = 0; ks < kKvTile / 16; ++ks) {
-        uint32_t b[8][2];
-#pragma unroll
-        for (int np = 0; np < 4; ++np) {
-          uint32_t r4[4];
-          const int tok = 16 * ks + (lane % 8) + ((lane / 8) % 2) * 8;
-          const int chunk = (kOutColsPerWarp / 8) * warp + 2 * np + lane / 16;
-          ldsm_x4_trans(skv + qkv_offset(tok, chunk), r4);
-          b[2 * np][0] = r4[0];
-          b[2 * np][1] = r4[1];
-          b[2 * np + 1][0] = r4[2];
-          b[2 * np + 1][1] = r4[3];
-        }
+      if (rescale) {
 #pragma unroll
         for (int mi = 0; mi < 4; ++mi) {
-          if (16 * mi < valid_rows) {
-            uint32_t a[4];
-            ldsm_x4(sm.p + p_offset(16 * mi + lane % 16, 2 * ks + lane / 16), a);
+          const float a0 = sm.alpha[16 * mi + lane / 4];
+          const float a1 = sm.alpha[16 * mi + lane / 4 + 8];
 #pragma unroll
-            for (int ni = 0; ni < 8; ++ni) mma_16816<T>(acc[mi][ni], a, b[ni][0], b[ni][1]);
+          for (int ni = 0; ni < 8; ++ni) {
+            acc[mi][ni][0] *= a0;
+            acc[mi][ni][1] *= a0;
+            acc[mi][ni][2] *= a1;
+            acc[mi][ni][3] *= a1;
           }
         }
+      }
+      // Row tiles of H = 16 / 32 / 48 rows (decode with few heads) skip the empty row blocks.
+      if (valid_rows > 48) {
+        accumulate_pv<T, 4>(acc, sm.p, skv, warp, lane);
+      } else if (valid_rows > 32) {
+        accumulate_pv<T, 3>(acc, sm.p, skv, warp, lane);
+      } else if (valid_rows > 16) {
+        accumulate_pv<T, 2>(acc, sm.p, skv, warp, lane);
+      } else {
+        accumulate_pv<T, 1>(acc, sm.p, skv, warp, lane);
       }
     }
     cute::cp_async_wait<0>();  // nothing may still write Q when the next item starts
