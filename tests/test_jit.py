@@ -187,3 +187,22 @@ def test_cli_list_clean_info(cache):
     out = run("clean", "selftest")
     assert out.returncode == 0 and "removed 1" in out.stdout
     assert "selftest_9p0" not in run("list").stdout
+
+
+@pytest.mark.gpu
+def test_selftest_kernel_runs_on_gpu():
+    """A library from the cache (built here or shipped from a CPU machine) loads and runs."""
+    import torch
+
+    from mla_wrapper.jit import load
+
+    spec = selftest_spec(jit_env.device_arch(), 2.0)
+    mod = load(spec)
+    x = torch.randn(1000, device="cuda")
+    y = torch.full_like(x, float("nan"))
+    mod.call("mlaw_selftest_scale", x.data_ptr(), y.data_ptr(), x.numel(),
+             torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    assert torch.equal(y, x * 2.0)
+    with pytest.raises(Exception, match="n must be >= 0"):
+        mod.call("mlaw_selftest_scale", x.data_ptr(), y.data_ptr(), -1, 0)

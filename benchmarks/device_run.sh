@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One device call: install carried wheels, then run the given steps, logging under $OUT.
+# Usage (on the device): bash benchmarks/device_run.sh "pytest tests/test_merge.py -m gpu" ...
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target /tmp/site .whl/*.whl >/dev/null 2>&1
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+export MLA_WRAPPER_CACHE_DIR=$PWD/.cache/jit MLA_WRAPPER_RESULTS_DIR=$OUT PYTHONUNBUFFERED=1
+export FLASHINFER_CUDA_ARCH_LIST=9.0a
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $OUT/gpu.txt
+i=0
+for step in "$@"; do
+  i=$((i+1))
+  echo "=== step $i: $step" | tee -a $OUT/summary.txt
+  start=$(date +%s)
+  bash -c "$step" > $OUT/step$i.log 2>&1
+  rc=$?
+  echo "=== step $i rc=$rc in $(( $(date +%s) - start ))s" | tee -a $OUT/summary.txt
+  tail -n ${TAIL:-15} $OUT/step$i.log
+done
