@@ -74,6 +74,13 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
   if (device < 0 || device >= 64) return fail("%s: device ordinal %d out of range", name, device);
   DeviceSetup& ds = setup[device];
   if (!ds.ready) {  // racing first calls from two threads both do this: harmless
+    int smem_optin = 0;
+    MLAW_CUDA_TRY(
+        cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (smem_optin < kSmemBytes)
+      return fail("%s: this kernel needs %d bytes of shared memory per block, device %d allows "
+                  "%d (the sm80 family's 64x64 tile config targets SM90-class GPUs)",
+                  name, kSmemBytes, device, smem_optin);
     MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_attention_kernel<T>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
     int sms = 0;
