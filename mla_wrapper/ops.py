@@ -17,16 +17,11 @@ from typing import Optional, Tuple
 import torch
 
 from ._validate import check_same_device, check_tensor, dtype_name
-from .jit import Export, KernelModule, KernelSpec, load
-from .jit.env import device_arch, normalize_arch
+from .jit import KernelModule, load
+from .jit.env import device_arch
+from .kernels import MERGE_BASE2 as _MERGE_BASE2, MERGE_BASE_E as _MERGE_BASE_E, merge_spec
 
-__all__ = ["merge_state", "merge_state_v2", "merge_attn_states", "merge_spec", "warmup_specs"]
-
-
-def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
-    """Every spec of this module for ``arch`` and value dtypes such as ["bf16", "fp16"]
-    (`python -m mla_wrapper warmup`). Dtypes a family does not support are skipped."""
-    return merge_warmup_specs(arch, dtypes)
+__all__ = ["merge_state", "merge_state_v2", "merge_attn_states", "merge_spec"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -35,32 +30,7 @@ def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
 # ------------------------------------------------------------------------------------------
 
 MERGE_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
-_MERGE_DTYPE_NAMES = ("bf16", "fp16", "fp32")
 _LSE_IN_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
-
-# Both exports: (out, out_lse, a, a_lse, b, b_lse, num_tokens, num_heads, head_dim,
-#   out/a/b (token, head) strides, out_lse/a_lse/b_lse (token, head) strides,
-#   tokens_with_context, stream); strides in elements; out_lse may be NULL.
-_MERGE_ARGS = ("ptr",) * 6 + ("i64",) * 3 + ("i64",) * 6 + ("i64",) * 6 + ("i64", "stream")
-_MERGE_BASE2 = "mlaw_merge_base2"    # LSE base 2
-_MERGE_BASE_E = "mlaw_merge_base_e"  # LSE natural log
-_MERGE_EXPORTS = (Export(_MERGE_BASE2, _MERGE_ARGS), Export(_MERGE_BASE_E, _MERGE_ARGS))
-
-
-def merge_spec(dtype_name: str, arch: str) -> KernelSpec:
-    """The merge library for one value dtype ("bf16", "fp16", "fp32") and arch ("sm_90a",
-    "9.0a", ...): name ``merge_<dtype>_<arch>``, exports mlaw_merge_base2/mlaw_merge_base_e."""
-    if dtype_name not in _MERGE_DTYPE_NAMES:
-        raise ValueError(f"dtype_name: merge supports {', '.join(_MERGE_DTYPE_NAMES)}, "
-                         f"got {dtype_name!r}")
-    return KernelSpec(family="merge", template="merge.cu.jinja", arch=normalize_arch(arch),
-                      params=(("dtype", dtype_name),), exports=_MERGE_EXPORTS,
-                      header_dirs=("common", "merge"))
-
-
-def merge_warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
-    return [merge_spec(d, arch) for d in dict.fromkeys(dtypes) if d in _MERGE_DTYPE_NAMES]
-
 
 _MERGE_MODULES: dict[tuple[torch.dtype, torch.device], KernelModule] = {}
 

@@ -13,7 +13,7 @@ import random
 import pytest
 import torch
 
-from mla_wrapper import ops
+from mla_wrapper import kernels, ops
 from mla_wrapper.jit import render
 from mla_wrapper.reference import merge_states, rel_error
 
@@ -106,8 +106,8 @@ def test_mixed_devices_rejected(no_kernel):
 def test_merge_spec_names():
     assert ops.merge_spec("bf16", "sm_90a").name == "merge_bf16_sm_90a"
     assert ops.merge_spec("fp32", "9.0a") == ops.merge_spec("fp32", "sm_90a")
-    assert [s.name for s in ops.warmup_specs("sm_100a", ["bf16", "fp16", "bf16", "fp8_e4m3"])] \
-        == ["merge_bf16_sm_100a", "merge_fp16_sm_100a"]
+    assert [s.name for s in kernels.warmup_specs("sm_100a", ["bf16", "fp16", "bf16", "fp8_e4m3"])] \
+        == ["merge_bf16_sm_100a", "merge_fp16_sm_100a", "device_plan_sm_100a"]
     with pytest.raises(ValueError, match="dtype_name"):
         ops.merge_spec("fp8_e4m3", "sm_90a")
 

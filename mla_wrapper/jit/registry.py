@@ -7,7 +7,7 @@ from .spec import KernelSpec
 
 # family name -> module with `warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]`
 FAMILIES = {
-    "merge": "mla_wrapper.ops",
+    "merge": "mla_wrapper.kernels",
     "planner": "mla_wrapper.planner",
     "sm80": "mla_wrapper.sm80",
     "cutlass": "mla_wrapper.sm100",
