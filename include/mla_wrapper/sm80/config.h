@@ -1,6 +1,9 @@
 // Tile constants of the portable sm80 MLA kernel family (mma.sync m16n8k16 + ldmatrix +
 // cp.async; runs on SM80 and later, including Hopper). The Python side mirrors the values
 // that the planner needs in mla_wrapper/sm80.py (ROWS_PER_TILE, KV_TILE).
+// Resources (nvcc 13.0, sm_90a): 248 registers, no spills, kSmemBytes = 230912 bytes of
+// dynamic shared memory, so one CTA per SM and a GPU with >= 226 KB per block (H100/H200;
+// A100's 164 KB needs a smaller config, not built yet: the launcher reports it).
 #pragma once
 
 namespace mlaw {

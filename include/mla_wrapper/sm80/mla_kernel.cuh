@@ -7,15 +7,17 @@
 //       wait for tile i; __syncthreads; issue tile i+1 (16-byte cp.async gathers through the
 //       page table; page ids of tile i+2 are prefetched into registers meanwhile).
 //       scores: warp (g = w % 4, half = w / 4) computes S[16 rows of g, 32 tokens of half]
-//         over all 576 columns (mma.sync m16n8k16, Q and K by ldmatrix), scales by
+//         over all 576 columns (mma.sync m16n8k16, Q and K by ldmatrix, fragments of k-step
+//         kk+1 loaded while the MMAs of kk run), scales by
 //         sm_scale * log2(e), masks (kv_end, causal limit per row), exchanges its row max with
 //         the other half through shared memory (named barrier of the pair), computes
 //         P = exp2(S - m), keeps a per-thread partial row sum and writes P (16-bit) and the
 //         rescale factor alpha of each row to shared memory.
-//       __syncthreads
+//       __syncthreads_or (also tells whether any row max moved; if none, no rescale)
 //       output: warp w rescales O[64 rows, columns 64w..64w+63] (128 fp32 registers/thread)
 //         by alpha and accumulates P[64 x 64] V[64 x 64w..] (V = first 512 columns of the
-//         same KV tile, ldmatrix.trans).
+//         same KV tile, ldmatrix.trans); row blocks of 16 past the tile's valid rows are
+//         skipped (H = 16 decode does 1/4 of the MMAs).
 //     epilogue: row sums of the two halves are added, O /= l, lse = m + log2(l); written to
 //       out/lse (partial_slot < 0) or to the float32 partial slot (base 2 lse).
 // Rows of the tile past the request's rows, and tokens past a row's limit, are masked; a row
