@@ -27,7 +27,7 @@ ELEMENT_OUT = {"bf16": "cutlass::bfloat16_t", "fp16": "cutlass::half_t", "fp8_e4
                          list(itertools.product(sm100.DTYPES, sm100.LOADS, sm100.SCHEDULERS)))
 def test_template_renders(dtype, load, scheduler):
     s = sm100.spec(dtype, "sm_100a", load=load, scheduler=scheduler)
-    assert s.name == f"sm100_mla_{dtype.replace('_', '_')}_{load}_{scheduler}_sm_100a"
+    assert s.name == f"sm100_mla_{dtype}_{load}_{scheduler}_sm_100a"
     src = render(s)
     assert f"MlaConfig<{ELEMENT[dtype]}, {ELEMENT_OUT[dtype]}," in src
     assert f"/*kCpAsync=*/{'true' if load == 'cpasync' else 'false'}" in src
@@ -230,6 +230,44 @@ def test_compiled_kernel_info(built_bf16):
         (256, 128, 128, 2, 0, 0, 256)
     log = (built_bf16.path.parent / "build.log").read_text()
     assert "device_kernel" in log and "registers" in log   # -Xptxas=-v resource usage
+
+
+def _cpp_run(mod, *, page_size=128, cols=32, batch=2, splits=1, ws_bytes=0, sm=148, q_offset=0,
+             lse_acc=True):
+    # Fake 16-byte aligned device addresses: these calls fail in host-side checks, before any
+    # CUDA call, so they run on a machine without a GPU.
+    fake = 1 << 20
+    return mod.mlaw_sm100_mla_run(
+        fake + q_offset, 128 * 576, 576, fake + 1024, 128 * 576, 576,
+        fake, page_size * 576, 576, fake + 1024, page_size * 576, 576,
+        64, page_size, fake, fake, cols, cols, batch,
+        fake, 128 * 512, 512, fake if lse_acc else None,
+        fake, 128 * 512, 512, 128, None, 0, 1.0,
+        0.1, splits, sm, fake if ws_bytes else None, ws_bytes, None)
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(page_size=64), "TMA path.*page_size must be 128, got 64"),
+    (dict(batch=0), "batch must be >= 1"),
+    (dict(q_offset=2), "q_nope must be 16-byte aligned"),
+    (dict(sm=147), "sm_count must be an even number"),
+    (dict(splits=8, lse_acc=False), "needs an LSE buffer"),
+    (dict(splits=300), "num_kv_splits must be <= 256"),
+])
+def test_compiled_run_rejections_reach_python(built_bf16, kwargs, match):
+    status = _cpp_run(built_bf16, **kwargs)
+    assert status < 0
+    with pytest.raises(Exception, match=match):
+        raise built_bf16.error("mlaw_sm100_mla_run", status)
+
+
+@pytest.mark.compile
+def test_compiled_run_workspace_too_small_says_how_much(built_bf16):
+    status = _cpp_run(built_bf16, splits=8, ws_bytes=100)
+    needed = sm100.get_workspace_size(32 * 128, 2, 148, 8)
+    assert status < 0 and needed > 0
+    assert f"workspace too small: {needed} bytes needed" in str(built_bf16.error("run", status))
 
 
 # ------------------------------------------------------------------------------------------

@@ -305,7 +305,7 @@ int run(RunParams const& p, cudaStream_t stream) {
   args.epilogue.ptr_lse = p.lse_acc;
   args.epilogue.stride_lse = cute::make_stride(cute::_1{}, kNumHeadsTile);
   args.epilogue.output_scale = 1.0f;
-  cudaGetDevice(&args.hw_info.device_id);
+  args.hw_info.device_id = 0;  // set just before the launch: everything above is host-only
   args.hw_info.sm_count = p.sm_count;
   args.split_kv = p.num_kv_splits >= 1 ? p.num_kv_splits : -1;
   args.ptr_split_kv = nullptr;
@@ -355,6 +355,7 @@ int run(RunParams const& p, cudaStream_t stream) {
 
   // ---- launch ---------------------------------------------------------------------------
   if (int st = detail::ensure_smem_attribute<Kernel>()) return st;
+  cudaGetDevice(&args.hw_info.device_id);
   typename Cfg::Device op;
   cutlass::Status st = op.update(args, p.workspace);  // builds both kernels' params (TMA descriptors)
   if (st != cutlass::Status::kSuccess) {
