@@ -30,14 +30,23 @@ class Problem:
     kv_dtype: torch.dtype
     max_qo_len: int
     causal: bool
+    cuda_graph: bool = False
 
 
-def device_capability(device: torch.device) -> tuple[int, int]:
-    return torch.cuda.get_device_capability(device)
+@dataclass(frozen=True)
+class DeviceInfo:
+    capability: tuple[int, int]
+    smem_per_block_optin: int   # bytes of shared memory one CTA may use
 
 
-def why_not(backend: str, problem: Problem, capability: tuple[int, int]) -> str | None:
-    """None when backend can serve problem on a GPU of this capability, else the reason."""
+def device_info(device: torch.device) -> DeviceInfo:
+    props = torch.cuda.get_device_properties(device)
+    return DeviceInfo((props.major, props.minor), props.shared_memory_per_block_optin)
+
+
+def why_not(backend: str, problem: Problem, dev: DeviceInfo) -> str | None:
+    """None when backend can serve problem on this GPU, else the reason."""
+    capability = dev.capability
     major = capability[0]
     if problem.dtype != problem.kv_dtype:
         return f"q dtype {problem.dtype} differs from kv dtype {problem.kv_dtype}"
@@ -48,13 +57,19 @@ def why_not(backend: str, problem: Problem, capability: tuple[int, int]) -> str 
     if backend == "sm80":
         if major < 8:
             return f"needs SM80 or newer, this GPU is sm_{capability[0]}{capability[1]}"
-        if not 1 <= problem.page_size <= 1024:
-            return f"page_size {problem.page_size} is outside 1..1024"
+        from . import sm80  # noqa: PLC0415
+
+        need = sm80.smem_bytes_needed(dev.smem_per_block_optin)
+        if need is None:
+            return (f"this GPU allows {dev.smem_per_block_optin} bytes of shared memory per "
+                    "block, fewer than any sm80 kernel configuration needs")
         return None
     if backend == "cutlass":
         if major != 10:
             return ("the CUTLASS SM100 MLA kernel runs on Blackwell (SM100) only, this GPU is "
                     f"sm_{capability[0]}{capability[1]}; use backend='auto' or 'sm80'")
+        if problem.cuda_graph:
+            return "CUDA-graph mode is not supported by the SM100 backend yet"
         if problem.max_qo_len != 1:
             return f"decode only (qo_len 1), got qo_len up to {problem.max_qo_len}"
         if problem.page_size & (problem.page_size - 1):
@@ -70,16 +85,17 @@ def resolve(backend: str, problem: Problem, device: torch.device) -> str:
     name = ALIASES.get(backend, backend)
     if name not in KNOWN:
         raise ValueError(f"backend: expected one of {KNOWN + tuple(ALIASES)}, got {backend!r}")
-    cap = device_capability(device)
+    dev = device_info(device)
+    cap = dev.capability
     if name != "auto":
-        reason = why_not(name, problem, cap)
+        reason = why_not(name, problem, dev)
         if reason:
             raise ValueError(f"backend={backend!r} cannot serve this call: {reason}")
         return name
     preferred = ["cutlass", "sm80"] if cap[0] == 10 else ["sm90", "sm80"] if cap[0] == 9 else ["sm80"]
     reasons = []
     for cand in preferred:
-        reason = why_not(cand, problem, cap)
+        reason = why_not(cand, problem, dev)
         if reason is None:
             if reasons:
                 log.info("mla_wrapper: backend auto -> %s (%s)", cand, "; ".join(reasons))

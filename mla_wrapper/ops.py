@@ -11,6 +11,7 @@ LSE conventions (they differ between the functions on purpose, matching their or
 """
 from __future__ import annotations
 
+import ctypes
 import operator
 from typing import Optional, Tuple
 
@@ -21,7 +22,8 @@ from .jit import KernelModule, load
 from .jit.env import device_arch
 from .kernels import MERGE_BASE2 as _MERGE_BASE2, MERGE_BASE_E as _MERGE_BASE_E, merge_spec
 
-__all__ = ["merge_state", "merge_state_v2", "merge_attn_states", "merge_spec"]
+__all__ = ["merge_state", "merge_state_v2", "merge_attn_states", "merge_spec",
+           "cutlass_mla_decode", "cutlass_mla_get_workspace_size"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -194,3 +196,196 @@ def merge_attn_states(output: torch.Tensor, prefix_output: torch.Tensor,
                 suffix_output=suffix_output, suffix_lse=suffix_lse, output_lse=output_lse)
     _run_merge(True, output, output_lse, prefix_output, prefix_lse, suffix_output, suffix_lse,
                lse_token_dim=1, tokens_with_context=tokens_with_context)
+
+
+# ------------------------------------------------------------------------------------------
+# sgl-kernel MLA decode: cutlass_mla_decode, cutlass_mla_get_workspace_size
+# On SM100 these run CUTLASS's MLA kernel (mla_wrapper/sm100.py). Elsewhere they route to the
+# sm80 family with the same semantics: a GPU-side uniform split plan (common/device_plan.cuh)
+# is written into the caller's workspace, so nothing reads the lengths on the host and the
+# call stays capturable in a CUDA graph.
+# ------------------------------------------------------------------------------------------
+
+_ROWS_PER_TILE = 64          # sm80 kernel rows per tile (mla_wrapper/sm80.py ROWS_PER_TILE)
+_MAX_HEADS = 128
+_MIN_SPLIT_TOKENS = 256      # shortest kv chunk worth a split (its partial + merge cost)
+_MAX_SPLITS = 256
+
+
+def _is_sm100(device_index: Optional[int] = None) -> bool:
+    return torch.cuda.is_available() and torch.cuda.get_device_capability(device_index)[0] == 10
+
+
+def _routed_num_splits(max_seq_len: int, num_batches: int, sm_count: int, num_kv_splits: int,
+                       num_heads: int = _MAX_HEADS) -> int:
+    """Splits per request on the routed (non-SM100) path: the caller's num_kv_splits when >= 1,
+    else enough to give every SM a tile (at most one split per 256 kv tokens)."""
+    if num_kv_splits >= 1:
+        return min(int(num_kv_splits), _MAX_SPLITS)
+    tiles = max(1, num_batches * -(-num_heads // _ROWS_PER_TILE))
+    by_sms = -(-sm_count // tiles)
+    by_len = max(1, -(-max_seq_len // _MIN_SPLIT_TOKENS))
+    return max(1, min(by_sms, by_len, _MAX_SPLITS))
+
+
+def _routed_layout(num_batches: int, num_heads: int, num_splits: int, num_ctas: int):
+    """(int32 element offsets, partial_o byte offset, partial_lse byte offset, total bytes) of
+    the routed path's plan inside the caller's workspace."""
+    tiles = num_batches * -(-num_heads // _ROWS_PER_TILE)
+    work = tiles * num_splits
+    merges = tiles if num_splits > 1 else 0
+    off, offsets = 0, {}
+    for name, n in (("counts", 4), ("cta_work_indptr", num_ctas + 1),
+                    ("request_info", 4 * num_batches), ("merge_info", 4 * merges),
+                    ("work_info", 5 * work)):
+        offsets[name] = off
+        off = -(-(off + n) // 32) * 32            # 128-byte aligned arrays
+    partial_o = off * 4
+    slots = work if num_splits > 1 else 0
+    partial_lse = partial_o + slots * _ROWS_PER_TILE * 512 * 4
+    total = partial_lse + slots * _ROWS_PER_TILE * 4
+    return offsets, partial_o, partial_lse, total
+
+
+def cutlass_mla_get_workspace_size(max_seq_len: int, num_batches: int, sm_count: int = 0,
+                                   num_kv_splits: int = 1) -> int:
+    """Bytes of ``workspace`` that ``cutlass_mla_decode`` needs (sgl-kernel's function).
+
+    Computed on the host from sizes alone. sm_count=0 asks the current CUDA device. On an SM100
+    GPU this is CUTLASS's MLA workspace (split-KV partials, 0 without splits); on other GPUs it
+    is what the routed sm80 path needs for the same call (plan arrays + partials); with no GPU
+    visible it is the larger of the two, so a caller that sizes with it never runs short.
+    """
+    from . import sm100
+
+    max_seq_len, num_batches = int(max_seq_len), int(num_batches)
+    if max_seq_len < 1:
+        raise ValueError(f"max_seq_len: expected >= 1, got {max_seq_len}")
+    if num_batches < 1:
+        raise ValueError(f"num_batches: expected >= 1, got {num_batches}")
+    if int(num_kv_splits) > _MAX_SPLITS:
+        raise ValueError(f"num_kv_splits: expected <= {_MAX_SPLITS} (or <= 0 for auto), got {num_kv_splits}")
+    has_gpu = torch.cuda.is_available()
+    if int(sm_count) <= 0:
+        if not has_gpu:
+            raise ValueError("sm_count: 0 means 'ask the current device', but no CUDA device is "
+                             "visible; pass the GPU's SM count")
+        sm_count = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    sm_count = int(sm_count)
+    cutlass_bytes = sm100.get_workspace_size(max_seq_len, num_batches, sm_count, num_kv_splits)
+    if has_gpu and _is_sm100():
+        return cutlass_bytes
+    splits = _routed_num_splits(max_seq_len, num_batches, sm_count, int(num_kv_splits))
+    routed = _routed_layout(num_batches, _MAX_HEADS, splits, sm_count)[3]
+    return routed if has_gpu else max(routed, cutlass_bytes)
+
+
+_DEVICE_PLAN_MODULES: dict = {}
+
+
+def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_cache: torch.Tensor,
+                       seq_lens: torch.Tensor, page_table: torch.Tensor, workspace: torch.Tensor,
+                       sm_scale: float, num_kv_splits: int = 1) -> torch.Tensor:
+    """MLA decode with sgl-kernel's ``cutlass_mla_decode`` contract.
+
+    q_nope [B, H, 512], q_pe [B, H, 64] (fp16/bf16, any strides with a contiguous last dim; no
+    concatenation); kv_c_and_k_pe_cache [num_blocks, page_size, 576] (page_size a power of two;
+    never copied); seq_lens [B] int32; page_table [B, max_blocks] int32; workspace: a CUDA byte
+    buffer of >= cutlass_mla_get_workspace_size(max_seq_len, B, sm_count, num_kv_splits) bytes;
+    num_kv_splits: KV splits per request (1..256; <= 0 lets the library choose).
+    Returns out [B, H, 512] in q's dtype. Rows with seq_len 0 give zeros.
+
+    On SM100 this runs CUTLASS's MLA kernel (H < 128 is padded to its 128-row tile and sliced
+    back). On other SM80+ GPUs it runs the sm80 kernel with a plan written on the GPU from
+    seq_lens (no host sync, CUDA-graph capturable).
+    """
+    from . import sm100
+
+    check_tensor("q_nope", q_nope, dtypes=(torch.bfloat16, torch.float16), ndim=3,
+                 last_dim_contiguous=True)
+    B, H, d = q_nope.shape
+    if d != 512:
+        raise ValueError(f"q_nope: head dim must be 512 (kv_lora_rank), got {d}")
+    check_tensor("q_pe", q_pe, dtypes=(q_nope.dtype,), shape=(B, H, 64), last_dim_contiguous=True)
+    check_tensor("kv_c_and_k_pe_cache", kv_c_and_k_pe_cache, dtypes=(q_nope.dtype,), ndim=3,
+                 last_dim_contiguous=True)
+    if kv_c_and_k_pe_cache.shape[2] != 576:
+        raise ValueError(f"kv_c_and_k_pe_cache: last dim must be 576 (512 latent + 64 rope), "
+                         f"got {kv_c_and_k_pe_cache.shape[2]}")
+    page_size = int(kv_c_and_k_pe_cache.shape[1])
+    if page_size < 1 or page_size & (page_size - 1):
+        raise ValueError(f"kv_c_and_k_pe_cache: page size (dim 1) must be a power of two, got {page_size}")
+    check_tensor("seq_lens", seq_lens, dtypes=(torch.int32,), shape=(B,))
+    check_tensor("page_table", page_table, dtypes=(torch.int32,), ndim=2, last_dim_contiguous=True)
+    if page_table.shape[0] != B:
+        raise ValueError(f"page_table: expected {B} rows (batch), got {page_table.shape[0]}")
+    check_tensor("workspace", workspace, cuda=True)
+    if not 1 <= H <= _MAX_HEADS:
+        raise ValueError(f"q_nope: num_heads must be in 1..{_MAX_HEADS}, got {H}")
+    device = check_same_device(q_nope=q_nope, q_pe=q_pe, kv_c_and_k_pe_cache=kv_c_and_k_pe_cache,
+                               seq_lens=seq_lens, page_table=page_table, workspace=workspace)
+    if _is_sm100(device.index):
+        return sm100.run(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table, workspace,
+                         sm_scale, num_kv_splits)
+    return _routed_decode(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table, workspace,
+                          float(sm_scale), int(num_kv_splits), page_size, device)
+
+
+def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scale, num_kv_splits,
+                   page_size, device):
+    from . import kernels, sm80, workspace as ws_mod
+
+    B, H, _ = q_nope.shape
+    out = torch.empty(B, H, 512, dtype=q_nope.dtype, device=device)
+    if B == 0:
+        return out
+    sm_count = torch.cuda.get_device_properties(device).multi_processor_count
+    max_seq_len = page_table.shape[1] * page_size
+    ws_bytes = workspace.numel() * workspace.element_size()
+    splits = _routed_num_splits(max_seq_len, B, sm_count, num_kv_splits, H)
+    num_ctas = sm_count * sm80.CTAS_PER_SM
+    while True:   # fewer splits when the caller's workspace was sized for fewer
+        offsets, p_o, p_lse, total = _routed_layout(B, H, splits, num_ctas)
+        if total <= ws_bytes or splits == 1:
+            break
+        splits = max(1, splits // 2)
+    if total > ws_bytes:
+        raise ValueError(f"workspace: needs {total} bytes for batch {B} x {H} heads, got {ws_bytes} "
+                         "(size it with cutlass_mla_get_workspace_size)")
+    base = workspace.data_ptr()
+    if base % 128:
+        raise ValueError("workspace: data pointer must be 128-byte aligned (pass a fresh tensor)")
+    key = (q_nope.dtype, device)
+    mods = _DEVICE_PLAN_MODULES.get(key)
+    if mods is None:
+        arch = device_arch(device)
+        mods = _DEVICE_PLAN_MODULES[key] = (load(kernels.device_plan_spec(arch)),
+                                            load(sm80.spec(dtype_name(q_nope.dtype), arch)))
+    plan_mod, attn_mod = mods
+    stream = torch.cuda.current_stream(device).cuda_stream
+    i32 = lambda name: base + 4 * offsets[name]  # noqa: E731
+    tiles = -(-H // _ROWS_PER_TILE)
+    status = plan_mod.mlaw_device_plan(seq_lens.data_ptr(), i32("cta_work_indptr"), i32("work_info"),
+                                       i32("request_info"), i32("merge_info"), i32("counts"),
+                                       B, tiles, splits, num_ctas, sm80.KV_TILE,
+                                       page_table.stride(0), stream)
+    if status:
+        raise plan_mod.error(kernels.DEVICE_PLAN, status)
+    plan = ws_mod.MlaPlanStruct()
+    plan.cta_work_indptr, plan.work_info = i32("cta_work_indptr"), i32("work_info")
+    plan.request_info, plan.merge_info, plan.counts = i32("request_info"), i32("merge_info"), i32("counts")
+    plan.partial_o, plan.partial_lse = base + p_o, base + p_lse
+    plan.num_ctas, plan.rows_per_tile, plan.kv_tile = num_ctas, _ROWS_PER_TILE, sm80.KV_TILE
+    plan.max_merge_items = max(B * tiles, 1)
+    args = ws_mod.MlaRunArgsStruct()
+    args.q_nope, args.q_pe = q_nope.data_ptr(), q_pe.data_ptr()
+    args.ckv, args.kpe = cache.data_ptr(), cache.data_ptr() + 512 * cache.element_size()
+    args.out, args.lse, args.kv_indices = out.data_ptr(), None, page_table.data_ptr()
+    args.q_nope_stride_token, args.q_nope_stride_head = q_nope.stride(0), q_nope.stride(1)
+    args.q_pe_stride_token, args.q_pe_stride_head = q_pe.stride(0), q_pe.stride(1)
+    args.ckv_stride_page, args.ckv_stride_token = cache.stride(0), cache.stride(1)
+    args.kpe_stride_page, args.kpe_stride_token = cache.stride(0), cache.stride(1)
+    args.out_stride_token, args.out_stride_head = out.stride(0), out.stride(1)
+    args.num_heads, args.page_size, args.sm_scale, args.causal = H, page_size, sm_scale, 0
+    sm80.launch(attn_mod, ctypes.addressof(plan), ctypes.addressof(args), stream)
+    return out

@@ -21,6 +21,7 @@ from .jit.spec import Export, KernelSpec
 ROWS_PER_TILE = 64        # query rows (token, head) per CTA tile: kRowsPerTile
 KV_TILE = 64              # KV tokens per kernel iteration: kKvTile (split granularity)
 CTAS_PER_SM = 1           # 226 KB of shared memory per CTA: one CTA per SM
+SMEM_BYTES = 230912       # dynamic shared memory per CTA (config.h kSmemBytes)
 HEAD_DIM_CKV = 512
 HEAD_DIM_KPE = 64
 MAX_HEADS = 128
@@ -81,6 +82,13 @@ def why_not(num_heads: int, page_size: int, dtype, kv_dtype=None, head_dim_ckv: 
     if page_size < 1:
         return f"page_size must be >= 1, got {page_size}"
     return None
+
+
+def smem_bytes_needed(smem_per_block_optin: int):
+    """Shared memory per CTA of the configuration used on a GPU allowing this much per block,
+    or None when no configuration fits (today: one configuration, for Hopper/Blackwell-class
+    227 KB; A100's 164 KB and Ada's 99 KB are not served yet)."""
+    return SMEM_BYTES if smem_per_block_optin >= SMEM_BYTES else None
 
 
 def supports(num_heads: int, page_size: int, dtype, kv_dtype=None, head_dim_ckv: int = 512,

@@ -1,0 +1,156 @@
+"""sgl-kernel's cutlass_mla_decode / cutlass_mla_get_workspace_size: routed to the sm80 family on
+non-SM100 GPUs (GPU tests), argument validation and workspace arithmetic (CPU tests)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import mla_wrapper
+from mla_wrapper import ops, sm100
+from mla_wrapper.reference import mla_attention, rel_error
+
+SM_SCALE = 1.0 / math.sqrt(192)
+TOL = {torch.bfloat16: 1e-2, torch.float16: 5e-3}
+
+
+def make_inputs(lens, heads, page_size, dtype, max_blocks=None, seed=0, device="cuda"):
+    g = torch.Generator().manual_seed(seed)
+    B = len(lens)
+    need = [-(-L // page_size) for L in lens]
+    max_blocks = max_blocks or max(max(need), 1)
+    num_blocks = B * max_blocks + 5
+    perm = torch.randperm(num_blocks, generator=g).to(torch.int32)
+    page_table = perm[: B * max_blocks].reshape(B, max_blocks)
+    cache = (torch.randn(num_blocks, page_size, 576, generator=g) * 0.5).to(dtype).to(device)
+    q = torch.randn(B, heads, 576, generator=g).to(dtype).to(device)
+    seq_lens = torch.tensor(lens, dtype=torch.int32)
+    return dict(q_nope=q[..., :512], q_pe=q[..., 512:], cache=cache, seq_lens=seq_lens.to(device),
+                page_table=page_table.to(device), lens=seq_lens, page_size=page_size,
+                max_blocks=max_blocks)
+
+
+def reference(x):
+    B, max_blocks = x["page_table"].shape
+    kv_indptr = torch.arange(B + 1, dtype=torch.int32) * max_blocks
+    out, _ = mla_attention(x["q_nope"], x["q_pe"], x["cache"][..., :512], x["cache"][..., 512:],
+                           torch.arange(B + 1, dtype=torch.int32), kv_indptr,
+                           x["page_table"].reshape(-1), x["lens"], x["page_size"], False, SM_SCALE)
+    return out
+
+
+def workspace_for(x, splits):
+    B = x["q_nope"].shape[0]
+    n = mla_wrapper.cutlass_mla_get_workspace_size(x["max_blocks"] * x["page_size"], B,
+                                                   num_kv_splits=splits)
+    return torch.empty(max(n, 1), dtype=torch.uint8, device="cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("page_size", [1, 16, 64, 128])
+@pytest.mark.parametrize("heads", [16, 32, 64, 128])
+def test_routed_matches_reference(dtype, page_size, heads):
+    lens = [1, 0, 64, 65, 1000, 4097, 333]
+    x = make_inputs(lens, heads, page_size, dtype, seed=heads + page_size)
+    for splits in (1, 4, -1):
+        out = mla_wrapper.cutlass_mla_decode(x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"],
+                                             x["page_table"], workspace_for(x, splits), SM_SCALE,
+                                             splits)
+        assert not torch.isnan(out).any()
+        err = rel_error(out, reference(x))
+        assert err < TOL[dtype], f"splits={splits}: rel error {err}"
+        assert (out[1] == 0).all()
+
+
+@pytest.mark.gpu
+def test_routed_cuda_graph_replay():
+    x = make_inputs([700, 20, 4000, 1], 16, 64, torch.bfloat16, max_blocks=80, seed=5)
+    ws = workspace_for(x, -1)
+    args = (x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"], x["page_table"], ws, SM_SCALE, -1)
+    mla_wrapper.cutlass_mla_decode(*args)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = mla_wrapper.cutlass_mla_decode(*args)
+    for seed, lens in ((6, [5000, 1, 0, 64]), (7, [3, 3000, 2500, 5100])):
+        y = make_inputs(lens, 16, 64, torch.bfloat16, max_blocks=80, seed=seed)
+        x["seq_lens"].copy_(y["seq_lens"])
+        x["page_table"].copy_(y["page_table"])
+        x["cache"][: y["cache"].shape[0]].copy_(y["cache"])
+        x["q_nope"].copy_(y["q_nope"])
+        x["q_pe"].copy_(y["q_pe"])
+        out.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        y = dict(y, cache=x["cache"], page_table=x["page_table"])
+        assert rel_error(out, reference(y)) < 1e-2
+
+
+@pytest.mark.gpu
+def test_routed_workspace_too_small_falls_back_or_raises():
+    x = make_inputs([4000, 10], 128, 64, torch.bfloat16, seed=9)
+    ws = torch.empty(64, dtype=torch.uint8, device="cuda")
+    with pytest.raises(ValueError, match="workspace: needs \\d+ bytes"):
+        mla_wrapper.cutlass_mla_decode(x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"],
+                                       x["page_table"], ws, SM_SCALE, 8)
+    # sized for 1 split but asked for 8: runs with the splits that fit
+    ws1 = workspace_for(x, 1)
+    out = mla_wrapper.cutlass_mla_decode(x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"],
+                                         x["page_table"], ws1, SM_SCALE, 8)
+    assert rel_error(out, reference(x)) < 1e-2
+
+
+def test_workspace_size_without_gpu_covers_both_paths():
+    for L, B, sms, splits in ((1, 1, 132, 1), (4096, 8, 132, -1), (131072, 1, 148, -1),
+                              (65536, 64, 132, 4), (128, 256, 148, 64)):
+        n = ops.cutlass_mla_get_workspace_size(L, B, sms, splits) if not torch.cuda.is_available() \
+            else None
+        if n is None:
+            continue
+        assert n >= sm100.get_workspace_size(L, B, sms, splits)
+        routed = ops._routed_layout(B, 128, ops._routed_num_splits(L, B, sms, splits), sms)[3]
+        assert n >= routed
+
+
+def test_workspace_size_validation():
+    with pytest.raises(ValueError, match="max_seq_len"):
+        ops.cutlass_mla_get_workspace_size(0, 1, 132)
+    with pytest.raises(ValueError, match="num_batches"):
+        ops.cutlass_mla_get_workspace_size(10, 0, 132)
+    with pytest.raises(ValueError, match="num_kv_splits"):
+        ops.cutlass_mla_get_workspace_size(10, 1, 132, 300)
+
+
+def test_routed_split_choice():
+    assert ops._routed_num_splits(4096, 1, 132, 1) == 1
+    assert ops._routed_num_splits(4096, 1, 132, 7) == 7
+    auto = ops._routed_num_splits(4096, 1, 132, -1, num_heads=16)
+    assert 1 < auto <= 4096 // 256
+    assert ops._routed_num_splits(100, 1, 132, -1) == 1
+    assert ops._routed_num_splits(65536, 256, 132, -1) == 1
+
+
+def test_decode_validation_on_cpu():
+    x = make_inputs([10, 20], 16, 16, torch.bfloat16, device="cpu")
+    ws = torch.empty(1024, dtype=torch.uint8)
+    call = lambda **kw: mla_wrapper.cutlass_mla_decode(**{**dict(  # noqa: E731
+        q_nope=x["q_nope"], q_pe=x["q_pe"], kv_c_and_k_pe_cache=x["cache"],
+        seq_lens=x["seq_lens"], page_table=x["page_table"], workspace=ws, sm_scale=SM_SCALE), **kw})
+    with pytest.raises(ValueError, match="q_nope.*dtype"):
+        call(q_nope=x["q_nope"].float())
+    with pytest.raises(ValueError, match="q_nope: head dim must be 512"):
+        call(q_nope=torch.zeros(2, 16, 256, dtype=torch.bfloat16))
+    with pytest.raises(ValueError, match="q_pe.*shape"):
+        call(q_pe=x["q_pe"][:, :8])
+    with pytest.raises(ValueError, match="power of two"):
+        call(kv_c_and_k_pe_cache=torch.zeros(4, 24, 576, dtype=torch.bfloat16))
+    with pytest.raises(ValueError, match="576"):
+        call(kv_c_and_k_pe_cache=torch.zeros(4, 16, 512, dtype=torch.bfloat16))
+    with pytest.raises(ValueError, match="seq_lens.*int32"):
+        call(seq_lens=x["seq_lens"].long())
+    with pytest.raises(ValueError, match="page_table.*int32"):
+        call(page_table=x["page_table"].long())
+    with pytest.raises(ValueError, match="workspace.*CUDA"):
+        call()

@@ -1,0 +1,285 @@
+"""BatchMLAPagedAttentionWrapper end to end against reference.mla_attention.
+
+GPU tests (marked) run the whole DESIGN.md grid on fresh random data with NaN-poisoned
+outputs; CPU tests cover backend selection and the errors that need no GPU.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from mla_wrapper import backends
+from mla_wrapper.reference import mla_attention, rel_error
+
+SM_SCALE = 1.0 / math.sqrt(192)
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+TOL = {torch.bfloat16: 1e-2, torch.float16: 5e-3}
+
+
+def make_batch(kv_lens, qo_len, heads, page_size, dtype, fused_cache=True, seed=0, device="cuda"):
+    """Random inputs; pages of every request scattered over the cache in random order."""
+    g = torch.Generator().manual_seed(seed)
+    B = len(kv_lens)
+    lens = torch.tensor(kv_lens, dtype=torch.int32)
+    pages = (lens + page_size - 1) // page_size
+    kv_indptr = torch.zeros(B + 1, dtype=torch.int32)
+    kv_indptr[1:] = torch.cumsum(pages, 0)
+    total = int(kv_indptr[-1])
+    num_pages = total + 3
+    kv_indices = torch.randperm(num_pages, generator=g)[:total].to(torch.int32)
+    qo_lens = [qo_len] * B if isinstance(qo_len, int) else list(qo_len)
+    qo_indptr = torch.tensor([0] + list(np.cumsum(qo_lens)), dtype=torch.int32)
+    T = int(qo_indptr[-1])
+    if fused_cache:
+        cache = (torch.randn(num_pages, page_size, 576, generator=g) * 0.5).to(dtype).to(device)
+        ckv, kpe = cache[..., :512], cache[..., 512:]
+    else:
+        ckv = (torch.randn(num_pages, page_size, 512, generator=g) * 0.5).to(dtype).to(device)
+        kpe = (torch.randn(num_pages, page_size, 64, generator=g) * 0.5).to(dtype).to(device)
+    q = torch.randn(T, heads, 576, generator=g).to(dtype).to(device)
+    return dict(qo_indptr=qo_indptr, kv_indptr=kv_indptr, kv_indices=kv_indices.to(device),
+                kv_len=lens, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe,
+                heads=heads, page_size=page_size, dtype=dtype)
+
+
+def plan(w, b, causal):
+    w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], b["heads"], 512, 64,
+           b["page_size"], causal, SM_SCALE, b["dtype"], b["dtype"])
+
+
+def check(b, out, lse, causal, lse_base_e=False):
+    ref_o, ref_lse = mla_attention(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], b["qo_indptr"],
+                                   b["kv_indptr"], b["kv_indices"], b["kv_len"], b["page_size"],
+                                   causal, SM_SCALE)
+    if lse_base_e:
+        ref_lse = ref_lse * math.log(2.0)
+    err = rel_error(out, ref_o)
+    assert err < TOL[b["dtype"]], f"out rel error {err}"
+    assert 1e-5 < err or out.numel() == 0 or torch.count_nonzero(ref_o) == 0, \
+        f"suspiciously exact ({err}): is the reference compared with itself?"
+    if lse is not None:
+        lse_err = rel_error(lse, ref_lse)
+        assert lse_err < 1e-3, f"lse rel error {lse_err}"
+
+
+@pytest.fixture(scope="module")
+def workspace():
+    return torch.empty(128 << 20, dtype=torch.uint8, device="cuda")
+
+
+def new_wrapper(workspace, **kw):
+    from mla_wrapper import BatchMLAPagedAttentionWrapper
+
+    return BatchMLAPagedAttentionWrapper(workspace, **kw)
+
+
+# ------------------------------------------------------------------------------ GPU grid
+RAGGED = [0, 1, 63, 64, 65, 200, 1000, 3001]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("page_size", [1, 16, 64, 128])
+@pytest.mark.parametrize("heads", [16, 32, 64, 128])
+@pytest.mark.parametrize("qo_len", [1, 2, 4])
+def test_grid(workspace, poison, dtype, page_size, heads, qo_len):
+    causal = qo_len > 1
+    seed = heads * 1000 + page_size * 10 + qo_len
+    b = make_batch(RAGGED, qo_len, heads, page_size, DTYPES[dtype],
+                   fused_cache=(seed % 2 == 0), seed=seed)
+    w = new_wrapper(workspace)
+    plan(w, b, causal)
+    T = b["q_nope"].shape[0]
+    out = poison(torch.empty(T, heads, 512, dtype=DTYPES[dtype], device="cuda"))
+    lse = poison(torch.empty(T, heads, dtype=torch.float32, device="cuda"))
+    o, l = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse, return_lse=True)
+    assert o is out and l is lse
+    check(b, out, lse, causal)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads", [16, 128])
+def test_skewed_batch_splits_and_merges(workspace, poison, heads):
+    """One long request among many short ones: the planner splits it; the combine kernel
+    merges the pieces."""
+    lens = [40000] + [int(x) for x in torch.randint(1, 300, (63,), generator=torch.Generator().manual_seed(heads))]
+    b = make_batch(lens, 1, heads, 16, torch.bfloat16, seed=heads)
+    w = new_wrapper(workspace)
+    plan(w, b, False)
+    impl = w._impl
+    assert impl.last_plan.num_merge_items > 0, "expected the long request to be split"
+    out = poison(torch.empty(64, heads, 512, dtype=torch.bfloat16, device="cuda"))
+    o, lse = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, return_lse=True)
+    check(b, o, lse, False)
+
+
+@pytest.mark.gpu
+def test_lse_base_e_and_allocated_outputs(workspace):
+    b = make_batch([5, 700, 0, 129], 1, 32, 64, torch.bfloat16, seed=7)
+    w = new_wrapper(workspace)
+    plan(w, b, False)
+    o, lse = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], return_lse=True,
+                   return_lse_base_on_e=True)
+    check(b, o, lse, False, lse_base_e=True)
+    assert torch.isneginf(lse[2]).all() and (o[2] == 0).all()
+    o2 = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
+    assert isinstance(o2, torch.Tensor) and torch.equal(o2, o)
+
+
+@pytest.mark.gpu
+def test_separate_and_fused_cache_views_agree(workspace):
+    b = make_batch([300, 77, 1024], 1, 16, 16, torch.bfloat16, fused_cache=True, seed=3)
+    w = new_wrapper(workspace)
+    plan(w, b, False)
+    o_views = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
+    o_sep = w.run(b["q_nope"].contiguous(), b["q_pe"].contiguous(), b["ckv"].contiguous(),
+                  b["kpe"].contiguous())
+    assert torch.equal(o_views, o_sep)
+
+
+@pytest.mark.gpu
+def test_inflight_replan(workspace, poison):
+    """plan(X), run, plan(Y) at once (X's kernels still running), run: both outputs right."""
+    bx = make_batch([30000] * 8, 1, 128, 64, torch.bfloat16, seed=11)
+    by = make_batch([17, 900, 4000, 1, 2], 1, 128, 64, torch.bfloat16, seed=12)
+    w = new_wrapper(workspace)
+    plan(w, bx, False)
+    ox = poison(torch.empty(8, 128, 512, dtype=torch.bfloat16, device="cuda"))
+    w.run(bx["q_nope"], bx["q_pe"], bx["ckv"], bx["kpe"], out=ox)
+    plan(w, by, False)           # no sync in between
+    oy = poison(torch.empty(5, 128, 512, dtype=torch.bfloat16, device="cuda"))
+    w.run(by["q_nope"], by["q_pe"], by["ckv"], by["kpe"], out=oy)
+    plan(w, bx, False)           # a third plan reuses the first staging buffer
+    ox2 = poison(torch.empty(8, 128, 512, dtype=torch.bfloat16, device="cuda"))
+    w.run(bx["q_nope"], bx["q_pe"], bx["ckv"], bx["kpe"], out=ox2)
+    torch.cuda.synchronize()
+    check(bx, ox, None, False)
+    check(by, oy, None, False)
+    assert torch.equal(ox, ox2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,qo_len", [(16, 1), (128, 1), (16, 2)])
+def test_cuda_graph_replan_replay(workspace, heads, qo_len):
+    """Capture at batch B with lengths X, re-plan with lengths Y (and a smaller batch), replay."""
+    cap, page_size = 8, 16
+    dev = "cuda"
+    causal = qo_len > 1
+    bufs = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
+                kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
+                kv_indices=torch.zeros(4096, dtype=torch.int32, device=dev),
+                kv_len_arr=torch.zeros(cap, dtype=torch.int32, device=dev))
+    w = new_wrapper(workspace, use_cuda_graph=True, **bufs)
+    bx = make_batch([100, 2000, 5, 0, 3000, 64, 65, 1], qo_len, heads, page_size,
+                    torch.bfloat16, seed=21)
+    plan(w, bx, causal)
+    T = cap * qo_len
+    q_nope = torch.empty(T, heads, 512, dtype=torch.bfloat16, device=dev)
+    q_pe = torch.empty(T, heads, 64, dtype=torch.bfloat16, device=dev)
+    out = torch.empty(T, heads, 512, dtype=torch.bfloat16, device=dev)
+    lse = torch.empty(T, heads, dtype=torch.float32, device=dev)
+    cache = torch.empty(2048, page_size, 576, dtype=torch.bfloat16, device=dev)
+    ckv, kpe = cache[..., :512], cache[..., 512:]
+
+    def load(b):
+        q_nope.copy_(b["q_nope"])
+        q_pe.copy_(b["q_pe"])
+        n = b["ckv"].shape[0]
+        ckv[:n].copy_(b["ckv"])
+        kpe[:n].copy_(b["kpe"])
+
+    load(bx)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        w.run(q_nope, q_pe, ckv, kpe, out=out, lse=lse)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        w.run(q_nope, q_pe, ckv, kpe, out=out, lse=lse)
+    for seed, lens in ((22, [3000, 1, 77, 2500, 0, 1024, 63, 999]), (23, [4000, 4000, 9, 1, 2, 3, 4, 5])):
+        by = make_batch(lens, qo_len, heads, page_size, torch.bfloat16, seed=seed)
+        plan(w, by, causal)
+        load(by)
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        by = dict(by, ckv=ckv, kpe=kpe)
+        check(by, out, lse, causal)
+
+
+# ------------------------------------------------------------------------------- errors
+@pytest.mark.gpu
+def test_errors(workspace):
+    from mla_wrapper import BatchMLAPagedAttentionWrapper
+
+    b = make_batch([10, 20], 1, 16, 16, torch.bfloat16, seed=5)
+    w = new_wrapper(workspace)
+    with pytest.raises(RuntimeError, match="before plan"):
+        w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
+    with pytest.raises(ValueError, match="kv_indptr.*int32.*int\\(\\)"):
+        w.plan(b["qo_indptr"], b["kv_indptr"].long(), b["kv_indices"], b["kv_len"], 16, 512, 64,
+               16, False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+    with pytest.raises(ValueError, match="head_dim_ckv"):
+        w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], 16, 256, 64, 16,
+               False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+    with pytest.raises(ValueError, match="kv_indices.*CUDA|kv_indices.*device"):
+        w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"].cpu(), b["kv_len"], 16, 512, 64,
+               16, False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+    plan(w, b, False)
+    with pytest.raises(ValueError, match="q_nope.*dtype"):
+        w.run(b["q_nope"].half(), b["q_pe"], b["ckv"], b["kpe"])
+    with pytest.raises(ValueError, match="q_pe.*shape"):
+        w.run(b["q_nope"], b["q_pe"][:1], b["ckv"], b["kpe"])
+    with pytest.raises(ValueError, match="q_nope.*device"):
+        w.run(b["q_nope"].cpu(), b["q_pe"], b["ckv"], b["kpe"])
+    with pytest.raises(ValueError, match="ckv_cache.*page size"):
+        w.run(b["q_nope"], b["q_pe"], b["ckv"].reshape(-1, 8, 512), b["kpe"])
+    with pytest.raises(ValueError, match="out.*shape"):
+        w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=torch.empty(1, 16, 512, dtype=torch.bfloat16, device="cuda"))
+    small = torch.empty(1 << 16, dtype=torch.uint8, device="cuda")
+    with pytest.raises(ValueError, match="float_workspace_buffer: needs \\d+ bytes"):
+        plan(new_wrapper(small), b, False)
+    cap_bufs = dict(qo_indptr=torch.zeros(2, dtype=torch.int32, device="cuda"),
+                    kv_indptr=torch.zeros(2, dtype=torch.int32, device="cuda"),
+                    kv_indices=torch.zeros(64, dtype=torch.int32, device="cuda"),
+                    kv_len_arr=torch.zeros(1, dtype=torch.int32, device="cuda"))
+    g = BatchMLAPagedAttentionWrapper(workspace, use_cuda_graph=True, **cap_bufs)
+    with pytest.raises(ValueError, match="CUDA-graph capacity 1"):
+        plan(g, b, False)
+    with pytest.raises(ValueError, match="kv_indices: use_cuda_graph=True needs"):
+        BatchMLAPagedAttentionWrapper(workspace, use_cuda_graph=True, qo_indptr=cap_bufs["qo_indptr"])
+
+
+def test_cpu_errors():
+    from mla_wrapper import BatchMLAPagedAttentionWrapper
+
+    with pytest.raises(ValueError, match="backend"):
+        BatchMLAPagedAttentionWrapper(torch.empty(16, dtype=torch.uint8), backend="fa9")
+    with pytest.raises(ValueError, match="float_workspace_buffer.*CUDA"):
+        BatchMLAPagedAttentionWrapper(torch.empty(16, dtype=torch.uint8))
+
+
+def _dev(major, minor, smem=232448):
+    return backends.DeviceInfo((major, minor), smem)
+
+
+def test_backend_selection_rules():
+    p = backends.Problem(128, 64, torch.bfloat16, torch.bfloat16, 1, False)
+    assert backends.why_not("sm80", p, _dev(9, 0)) is None
+    assert "shared memory" in backends.why_not("sm80", p, _dev(8, 0, 166912))
+    assert "Blackwell" in backends.why_not("cutlass", p, _dev(9, 0))
+    assert backends.why_not("cutlass", p, _dev(10, 0)) is None
+    mtp = backends.Problem(128, 64, torch.bfloat16, torch.bfloat16, 2, True)
+    assert "qo_len" in backends.why_not("cutlass", mtp, _dev(10, 0))
+    odd_page = backends.Problem(16, 48, torch.bfloat16, torch.bfloat16, 1, False)
+    assert "power of two" in backends.why_not("cutlass", odd_page, _dev(10, 0))
+    graph = backends.Problem(16, 64, torch.bfloat16, torch.bfloat16, 1, False, cuda_graph=True)
+    assert "CUDA-graph" in backends.why_not("cutlass", graph, _dev(10, 0))
+    mixed = backends.Problem(16, 64, torch.bfloat16, torch.float16, 1, False)
+    assert "differs" in backends.why_not("sm80", mixed, _dev(9, 0))
+    assert "not available" in backends.why_not("sm90", p, _dev(9, 0))
