@@ -10,7 +10,12 @@ facts it is built on). What it supports, and what this module adds around it:
 * Head dims 512 (latent, ``ckv``) and 64 (rope, ``kpe``); decode only (one query per request,
   no causal mask).
 * dtypes: bf16 and fp16 (out has the input dtype); fp8 e4m3 q + cache with bf16 out is
-  instantiated too (experimental, not compile-verified by the test-suite).
+  instantiated too (experimental: it compiles for sm_100a, but no test runs it; the kernel has
+  no K/V scales, fold them into sm_scale and the output yourself).
+* Tile scheduler: 'individual' by default (one tile per CTA). CUTLASS's persistent scheduler
+  can deadlock when a CTA meets a tile with no KV work (an empty split of a short request, or
+  seq_len 0) and then another tile (see mla_adapter.cuh); ``scheduler="persistent"`` is there
+  for callers who know their batches cannot produce that.
 * Page sizes (powers of two): 128 uses the TMA load path; 1..64 the cp.async path (it gathers
   128/page_size page-table entries per 128-token tile); 256, 512, ... use the TMA path on
   128-token sub-pages (the page table is expanded, the cache only re-viewed: needs pages whose
@@ -32,7 +37,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Optional, Sequence, Union
+from typing import Sequence
 
 from .jit.spec import Export, KernelSpec
 
