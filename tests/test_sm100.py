@@ -281,8 +281,8 @@ def _problem(B, H, page_size, dtype, seq_lens, seed=0, split_cache=False, device
     num_pages = B * cols + 3
     perm = torch.randperm(num_pages, generator=g)[: B * cols].view(B, cols).to(torch.int32)
     cache = (torch.randn(num_pages, page_size, 576, generator=g) * 2).to(dtype)
-    q = (torch.randn(B, H, 576, generator=g) * 3).to(dtype)  # large enough to stress the LSE
-    q_nope, q_pe = q[..., :512].to(device), q[..., 512:].to(device)
+    q = (torch.randn(B, H, 576, generator=g) * 3).to(dtype).to(device)  # stresses the LSE
+    q_nope, q_pe = q[..., :512], q[..., 512:]   # strided views of one buffer: no concat needed
     cache = cache.to(device)
     kv = (cache[..., :512], cache[..., 512:]) if split_cache else cache
     return dict(q_nope=q_nope, q_pe=q_pe, kv=kv, cache=cache,
