@@ -1,0 +1,370 @@
+"""The split-KV planner: host int32 lengths -> the plan of include/mla_wrapper/common/plan.h.
+
+The algorithm is host C++ (include/mla_wrapper/planner/planner.h, JIT-built once from
+jit_templates/planner.cpp.jinja as a host-only library, arch "host") called through ctypes;
+this module is a thin shim around it.
+
+Hot path (a serving engine, once per step)::
+
+    layout = WorkspaceLayout(max_batch, max_row_tiles, num_ctas, rows_per_tile, kv_tile)
+    planner = Planner(layout, num_heads, page_size, causal)          # once
+    staging = <pinned host int32 buffer of layout.int_workspace_elems> (x2: double buffer)
+    res = planner.plan(qo_indptr, kv_indptr, kv_len_arr, staging)    # each step, ~us
+    int_ws[: res.copy_bytes].copy_(staging_bytes[: res.copy_bytes], non_blocking=True)
+
+``plan(...)`` (module function) does the same with a cached Planner per configuration.
+
+What the plan is
+----------------
+Query rows (token i, head h) -> row index i * H + h; row tile t of a request covers rows
+[t R, min((t+1) R, q H)). A tile's kv range is the union of its rows' visible ranges:
+[0, L) without causal masking, [0, clamp(L - q + i_last + 1, 0, L)) with it (i_last: the
+tile's last query token). Each tile is covered by one work item, or cut into pieces at
+multiples of kv_tile (each >= min_chunk tokens) that write float32 partials to consecutive
+slots merged by one merge item. A tile with no visible token is still one work item
+(kv_start == kv_end, direct write): the kernel writes o = 0, lse = -inf, so every output row
+is always written. Work items are dealt to the persistent CTAs as contiguous ranges.
+
+Cost model (kv-token equivalents; ``CostModel``)
+-------------------------------------------------
+    cost(work item) = tokens + fixed + fixed_per_row * rows   (+ split_per_row * rows if the
+                                                                tile is cut: partial write +
+                                                                merge read)
+Defaults are in units of one KV token (1152 bytes): a query row costs about one token to load
+and one to write (fixed_per_row = 2), a float32 partial row about two to write and read back
+(split_per_row = 4); fixed = 64 covers a work item's pipeline fill. Tune on a GPU.
+
+Algorithm and bounds
+--------------------
+Greedy sweep with a cap X over the tiles in request order: CTA c takes tiles while they fit;
+a tile that does not fit is cut (at a multiple of kv_tile, both parts >= min_chunk) so the CTA
+ends at exactly X (up to the kv_tile rounding), else the CTA closes; the last CTA takes the
+rest. X is searched (start at a lower bound, grow, bisect: a few O(tiles) passes) for the
+smallest max CTA cost, both with cuts and without; the plan with cuts is used only when it
+beats the one without by more than ``merge_launch``: a batch that already fills the GPU with
+balanced tiles is not split (e.g. B=128, H=16, equal lengths on 132 CTAs).
+
+Let W0 = sum of the tiles' whole costs, Fmax = fixed + fixed_per_row * R, Smax =
+split_per_row * R, m = min_chunk, K = kv_tile, C = num_ctas. Proven for every plan:
+
+* coverage: each tile's pieces partition its kv range; cuts are at multiples of K; every
+  piece of a cut tile is >= m tokens.
+* at most C - 1 cuts (a cut only happens when a CTA other than the last closes): work items
+  <= tiles + C - 1, merge items <= C - 1, partial slots <= 2 (C - 1) (workspace.py).
+* a CTA that closes with room left has room < G = Fmax + Smax + 2m + K (else the sweep would
+  have cut the next tile to fill it), so the cap hi = ceil(W_max / C) + G is always met, with
+  W_max = W0 + (C - 1)(Fmax + 2 Smax) bounding the total cost with cuts; the search tries it
+  when its own caps fail. Hence
+
+      max CTA cost <= ceil((W0 + (C - 1)(Fmax + 2 Smax)) / C) + G + merge_launch.
+
+  In practice the searched cap sits within a few percent of the mean when the mean is large
+  against G (measured: one 128k request among 127 short ones, tests/test_planner.py).
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from .jit.spec import Export, KernelSpec
+from .workspace import (MERGE_FIELDS, REQUEST_FIELDS, WORK_FIELDS, WorkspaceLayout,
+                        check_int_workspace)
+
+_I32 = np.dtype(np.int32)
+_NUM_STATS = 9
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Planner cost model, in kv-token equivalents (see the module docstring)."""
+
+    fixed: int = 64            # per work item (prologue / pipeline fill / epilogue)
+    fixed_per_row: int = 2     # per query row per work item (load q, write o)
+    split_per_row: int = 4     # per query row per partial piece (write partial, merge reads it)
+    min_chunk: int = 256       # shortest piece of a cut tile, tokens (rounded up to kv_tile)
+    merge_launch: int = 64     # a plan with cuts must beat the no-cut plan by more than this
+    allow_split: bool = True   # False: never cut a tile (no partials, no merge work)
+
+    def __post_init__(self):
+        for name in ("fixed", "fixed_per_row", "split_per_row", "min_chunk", "merge_launch"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"CostModel.{name}: expected an int >= 0, got {v!r}")
+
+
+DEFAULT_COST = CostModel()
+
+
+class PlannerConfigStruct(ctypes.Structure):
+    """Mirror of planner.h ``PlannerConfig`` (its size is checked against the library)."""
+
+    _fields_ = [(n, ctypes.c_int32) for n in (
+        "struct_size", "num_heads", "page_size", "causal", "num_ctas", "rows_per_tile",
+        "kv_tile", "max_batch", "max_row_tiles", "max_work_items", "max_merge_items",
+        "max_partial_slots", "off_counts", "off_cta_work_indptr", "off_request_info",
+        "off_merge_info", "off_work_info", "int_workspace_elems", "allow_split", "min_chunk")] + \
+        [(n, ctypes.c_int64) for n in (
+            "fixed_cost", "fixed_cost_per_row", "split_cost_per_row", "merge_launch_cost")] + \
+        [("ws", ctypes.c_void_p), ("stats", ctypes.c_void_p)]
+
+
+class PlanResult(NamedTuple):
+    """What plan() returns (the plan itself is in the staging buffer)."""
+
+    num_work_items: int
+    num_merge_items: int
+    num_partial_slots: int
+    copy_bytes: int        # copy staging[0:copy_bytes] to the device int workspace
+    max_cta_cost: int      # cost-model units
+    total_cost: int
+    lower_bound: int       # ceil(sum of whole-tile costs / num_ctas)
+    passes: int            # greedy sweeps run
+    num_row_tiles: int
+
+
+# ------------------------------------------------------------------------------- JIT
+def planner_spec() -> KernelSpec:
+    """The host-only planner library (built with nvcc as plain C++; no GPU needed)."""
+    return KernelSpec(
+        family="planner", template="planner.cpp.jinja", arch="host",
+        exports=(Export("mlaw_plan", ("ptr", "i32", "ptr", "ptr", "ptr")),
+                 Export("mlaw_planner_config_size", ())),
+        header_dirs=("common", "planner"), extra_flags=("-cudart=none",))
+
+
+def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
+    """`python -m mla_wrapper warmup`: the planner is arch-independent (one host library)."""
+    return [planner_spec()]
+
+
+_MODULE = None
+
+
+def _module():
+    global _MODULE
+    if _MODULE is None:
+        from .jit import load  # noqa: PLC0415
+
+        mod = load(planner_spec())
+        got = mod.mlaw_planner_config_size()
+        if got != ctypes.sizeof(PlannerConfigStruct):
+            raise RuntimeError(f"planner library's PlannerConfig is {got} bytes, the Python mirror "
+                               f"{ctypes.sizeof(PlannerConfigStruct)}: planner.py and planner.h "
+                               "disagree")
+        _MODULE = mod
+    return _MODULE
+
+
+# ------------------------------------------------------------------------- arguments
+_torch = None
+
+
+def _torch_mod():
+    global _torch
+    if _torch is None:
+        import torch  # noqa: PLC0415
+
+        _torch = torch
+    return _torch
+
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def _index_ptr(name: str, a) -> int:
+    """Host address of a 1-d contiguous int32 numpy array / CPU tensor (fast path first)."""
+    if type(a) is np.ndarray:
+        if a.dtype is _I32 and a.ndim == 1:
+            try:
+                return _addressof(_from_buffer(a))  # writable, contiguous, non-empty
+            except (TypeError, ValueError, BufferError):
+                pass
+        return _slow_ptr(name, a)
+    torch = _torch_mod()
+    if isinstance(a, torch.Tensor) and a.dtype is torch.int32 and a.is_cpu and a.dim() == 1 \
+            and a.is_contiguous():
+        return a.data_ptr()
+    return _slow_ptr(name, a)
+
+
+def _slow_ptr(name: str, a) -> int:
+    if isinstance(a, np.ndarray):
+        if a.dtype != _I32:
+            raise ValueError(f"{name}: expected int32, got {a.dtype} (convert with "
+                             ".astype(np.int32))")
+        if a.ndim != 1:
+            raise ValueError(f"{name}: expected a 1-d array, got shape {list(a.shape)}")
+        if not a.flags.c_contiguous:
+            raise ValueError(f"{name}: must be contiguous (use np.ascontiguousarray)")
+        return a.ctypes.data
+    torch = _torch_mod()
+    if isinstance(a, torch.Tensor):
+        if a.dtype != torch.int32:
+            raise ValueError(f"{name}: expected int32, got {str(a.dtype).replace('torch.', '')} "
+                             "(convert with .int())")
+        if not a.is_cpu:
+            raise ValueError(f"{name}: expected a host (CPU) tensor, got one on {a.device}: the "
+                             "planner reads lengths on the host; pass host copies")
+        if a.dim() != 1:
+            raise ValueError(f"{name}: expected a 1-d tensor, got shape {list(a.shape)}")
+        if not a.is_contiguous():
+            raise ValueError(f"{name}: must be contiguous (call .contiguous())")
+        return a.data_ptr()
+    raise ValueError(f"{name}: expected an int32 numpy array or CPU torch tensor, got "
+                     f"{type(a).__name__}")
+
+
+def _out_ptr(a, need_elems: int) -> int:
+    """Address of the staging buffer (int address, int32 numpy array or CPU tensor)."""
+    if isinstance(a, int):
+        return a
+    if isinstance(a, np.ndarray):
+        if a.dtype != _I32 or not a.flags.c_contiguous or not a.flags.writeable:
+            raise ValueError(f"out: expected a writable contiguous int32 array, got dtype {a.dtype}")
+        if a.size < need_elems:
+            raise ValueError(f"out: staging buffer needs {need_elems} int32 elements "
+                             f"({need_elems * 4} bytes, layout.int_workspace_bytes), got {a.size}")
+        return a.ctypes.data
+    torch = _torch_mod()
+    if isinstance(a, torch.Tensor):
+        if not a.is_cpu or not a.is_contiguous():
+            raise ValueError(f"out: expected a contiguous host tensor, got device {a.device}")
+        nbytes = a.numel() * a.element_size()
+        if nbytes < need_elems * 4:
+            raise ValueError(f"out: staging buffer needs {need_elems * 4} bytes "
+                             f"(layout.int_workspace_bytes), got {nbytes}")
+        return a.data_ptr()
+    raise ValueError(f"out: expected an int32 numpy array, a CPU tensor or an address, got "
+                     f"{type(a).__name__}")
+
+
+# --------------------------------------------------------------------------- planner
+class Planner:
+    """A planner bound to one (layout, num_heads, page_size, causal, cost model).
+
+    ``plan(qo_indptr, kv_indptr, kv_len_arr, out)`` fills ``out`` (the host staging copy of
+    the int workspace: an int32 numpy array / CPU tensor of >= layout.int_workspace_elems, or
+    its address as an int, trusted) and returns a PlanResult. Inputs: host int32 numpy arrays
+    or CPU tensors, qo_indptr / kv_indptr [B+1], kv_len_arr [B]. Raises ValueError naming the
+    argument (int64 arrays, lengths inconsistent, negative lengths, too few pages, batch or row
+    tiles over the layout's capacities).
+    """
+
+    def __init__(self, layout: WorkspaceLayout, num_heads: int, page_size: int, causal: bool,
+                 cost: CostModel | None = None):
+        if not isinstance(layout, WorkspaceLayout):
+            raise ValueError(f"layout: expected a WorkspaceLayout, got {type(layout).__name__}")
+        for name, v in (("num_heads", num_heads), ("page_size", page_size)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name}: expected an int >= 1, got {v!r}")
+        cost = DEFAULT_COST if cost is None else cost
+        if not isinstance(cost, CostModel):
+            raise ValueError(f"cost: expected a CostModel, got {type(cost).__name__}")
+        self.layout, self.num_heads, self.page_size = layout, num_heads, page_size
+        self.causal, self.cost = bool(causal), cost
+        K = layout.kv_tile
+        min_chunk = max(K, -(-cost.min_chunk // K) * K)
+        cfg = PlannerConfigStruct(
+            ctypes.sizeof(PlannerConfigStruct), num_heads, page_size, int(self.causal),
+            layout.num_ctas, layout.rows_per_tile, K, layout.max_batch, layout.max_row_tiles,
+            layout.max_work_items, layout.max_merge_items, layout.max_partial_slots,
+            layout.counts_offset, layout.cta_work_indptr_offset, layout.request_info_offset,
+            layout.merge_info_offset, layout.work_info_offset, layout.int_workspace_elems,
+            int(cost.allow_split), min_chunk, cost.fixed, cost.fixed_per_row,
+            cost.split_per_row, cost.merge_launch)
+        self.min_chunk = min_chunk
+        self._stats = (ctypes.c_int64 * _NUM_STATS)()
+        self._stats_np = np.frombuffer(self._stats, dtype=np.int64)
+        cfg.stats = ctypes.addressof(self._stats)
+        self._cfg = cfg
+        self._cfg_ptr = ctypes.addressof(cfg)
+        mod = _module()
+        self._mod = mod
+        self._fn = mod.mlaw_plan
+        self._max_batch = layout.max_batch
+        self._need = layout.int_workspace_elems
+        self._out_obj = None
+
+    def plan(self, qo_indptr, kv_indptr, kv_len_arr, out) -> PlanResult:
+        b = len(kv_len_arr)
+        if len(qo_indptr) != b + 1 or len(kv_indptr) != b + 1:
+            raise ValueError(self._length_message(qo_indptr, kv_indptr, b))
+        if b > self._max_batch:
+            raise ValueError(f"batch size {b} exceeds the CUDA-graph capacity {self._max_batch} "
+                             "set at construction (layout.max_batch)")
+        if out is not self._out_obj:
+            self._cfg.ws = _out_ptr(out, self._need)
+            self._out_obj = out
+        status = self._fn(self._cfg_ptr, b, _index_ptr("qo_indptr", qo_indptr),
+                          _index_ptr("kv_indptr", kv_indptr), _index_ptr("kv_len_arr", kv_len_arr))
+        if status:
+            raise ValueError(self._mod._status_string(status).decode(errors="replace"))
+        return tuple.__new__(PlanResult, self._stats_np.tolist())
+
+    @staticmethod
+    def _length_message(qo_indptr, kv_indptr, b: int) -> str:
+        for name, a in (("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr)):
+            if len(a) != b + 1:
+                return (f"{name}: expected {b + 1} entries (batch + 1) for kv_len_arr's batch of "
+                        f"{b}, got {len(a)}")
+        return "qo_indptr / kv_indptr: lengths inconsistent with kv_len_arr"
+
+
+_PLANNERS: dict = {}
+
+
+def plan(qo_indptr, kv_indptr, kv_len_arr, num_heads: int, page_size: int, causal: bool,
+         layout: WorkspaceLayout, out, cost: CostModel | None = None) -> PlanResult:
+    """Plan one batch into ``out`` (see Planner.plan). num_ctas, rows_per_tile and kv_tile are
+    the layout's. Caches one Planner per configuration; engines can hold a Planner instead."""
+    key = (layout, num_heads, page_size, bool(causal), cost)
+    p = _PLANNERS.get(key)
+    if p is None:
+        if len(_PLANNERS) >= 64:
+            _PLANNERS.clear()
+        p = _PLANNERS[key] = Planner(layout, num_heads, page_size, causal, cost)
+    return p.plan(qo_indptr, kv_indptr, kv_len_arr, out)
+
+
+# ----------------------------------------------------------------------- decoding
+@dataclass
+class DecodedPlan:
+    """The plan read back from a staging buffer (for tests and debugging; copies)."""
+
+    counts: np.ndarray           # [4]
+    cta_work_indptr: np.ndarray  # [num_ctas + 1]
+    work_info: np.ndarray        # [num_work_items, 5]: request, row tile, kv_start, kv_end, slot
+    request_info: np.ndarray     # [batch, 4]: qo_start, qo_len, kv_len, page_start
+    merge_info: np.ndarray       # [num_merge_items, 4]: request, row tile, first slot, slots
+
+
+def decode(layout: WorkspaceLayout, buf) -> DecodedPlan:
+    a = np.asarray(buf).view(np.int32).reshape(-1)
+    check_int_workspace(layout, a.size * 4, "buf")
+    counts = a[layout.counts_offset: layout.counts_offset + 4].copy()
+    nw, nm, b = int(counts[0]), int(counts[1]), int(counts[2])
+    C = layout.num_ctas
+    return DecodedPlan(
+        counts=counts,
+        cta_work_indptr=a[layout.cta_work_indptr_offset: layout.cta_work_indptr_offset + C + 1].copy(),
+        work_info=a[layout.work_info_offset: layout.work_info_offset + nw * WORK_FIELDS]
+        .reshape(nw, WORK_FIELDS).copy(),
+        request_info=a[layout.request_info_offset: layout.request_info_offset + b * REQUEST_FIELDS]
+        .reshape(b, REQUEST_FIELDS).copy(),
+        merge_info=a[layout.merge_info_offset: layout.merge_info_offset + nm * MERGE_FIELDS]
+        .reshape(nm, MERGE_FIELDS).copy(),
+    )
+
+
+def plan_arrays(qo_indptr, kv_indptr, kv_len_arr, num_heads: int, page_size: int, causal: bool,
+                layout: WorkspaceLayout, cost: CostModel | None = None,
+                fill: int = -7) -> tuple[DecodedPlan, PlanResult, np.ndarray]:
+    """Plan into a fresh buffer (filled with `fill` first) and decode it: (plan, result, buf)."""
+    buf = np.full(layout.int_workspace_elems, fill, dtype=np.int32)
+    res = Planner(layout, num_heads, page_size, causal, cost).plan(qo_indptr, kv_indptr,
+                                                                   kv_len_arr, buf)
+    return decode(layout, buf), res, buf

@@ -1,0 +1,501 @@
+"""The split-KV planner (CPU): invariants on random batches, balance, bounds, validation.
+
+Builds the host-only planner library with nvcc once (marked `compile`; no GPU needed). Every
+plan is checked by an independent NumPy re-derivation (check_plan): coverage of every
+(query row, visible kv token) exactly once per tile by interval arithmetic, outputs always
+written, merge list consistent with the partial slots, capacities respected (nothing written
+past them), the balance bound, and the planner's own statistics.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from mla_wrapper import planner
+from mla_wrapper.planner import CostModel, Planner, plan_arrays
+from mla_wrapper.workspace import WorkspaceLayout, row_tiles_bound
+
+pytestmark = pytest.mark.compile
+
+SENTINEL = -7
+
+
+def make_batch(kv_lens, qo_lens=1, page_size=64, extra_pages=0, rng=None):
+    kv = np.asarray(kv_lens, dtype=np.int64)
+    B = kv.shape[0]
+    q = np.broadcast_to(np.asarray(qo_lens, dtype=np.int64), (B,))
+    qo_indptr = np.zeros(B + 1, np.int32)
+    qo_indptr[1:] = np.cumsum(q)
+    pages = (kv + page_size - 1) // page_size
+    if extra_pages and rng is not None:
+        pages = pages + rng.integers(0, extra_pages + 1, B)
+    kv_indptr = np.zeros(B + 1, np.int32)
+    kv_indptr[1:] = np.cumsum(pages)
+    return qo_indptr, kv_indptr, kv.astype(np.int32)
+
+
+def layout_for(qo_indptr, num_heads, num_ctas, rows_per_tile=64, kv_tile=64, slack=0):
+    q = np.diff(qo_indptr.astype(np.int64))
+    tiles = int(np.sum(-(-(q * num_heads) // rows_per_tile)))
+    return WorkspaceLayout(max_batch=len(q) + slack, max_row_tiles=tiles + slack,
+                           num_ctas=num_ctas, rows_per_tile=rows_per_tile, kv_tile=kv_tile)
+
+
+def expected_tiles(qo_indptr, kv_len, H, R, causal):
+    """(request, tile index, rows, visible kv length) of every row tile, by brute force over
+    the tile's rows (max over rows of the row's visible length)."""
+    out = []
+    q = np.diff(qo_indptr.astype(np.int64))
+    for r in range(len(kv_len)):
+        rows = int(q[r]) * H
+        L = int(kv_len[r])
+        for t in range(-(-rows // R)):
+            row_ids = np.arange(t * R, min((t + 1) * R, rows))
+            tok = row_ids // H
+            vis = np.clip(L - q[r] + tok + 1, 0, L) if causal else np.full(tok.shape, L)
+            out.append((r, t, len(row_ids), int(vis.max())))
+    return out
+
+
+def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cost, min_chunk):
+    """Independent checks of one plan; returns per-CTA costs."""
+    B = len(kv_len)
+    C, R, K = layout.num_ctas, layout.rows_per_tile, layout.kv_tile
+    q = np.diff(qo_indptr.astype(np.int64))
+    nw, nm = int(d.counts[0]), int(d.counts[1])
+    assert list(d.counts) == [nw, nm, B, int(q.sum()) * H]
+    assert nw == res.num_work_items and nm == res.num_merge_items
+    assert res.copy_bytes == (layout.work_info_offset + nw * 5) * 4
+
+    # capacities, and nothing written past what is used
+    assert nw <= layout.max_work_items and nm <= layout.max_merge_items
+    assert res.num_partial_slots <= layout.max_partial_slots
+    assert np.all(buf[layout.work_info_offset + nw * 5:] == SENTINEL)
+    assert np.all(buf[layout.merge_info_offset + nm * 4: layout.work_info_offset] == SENTINEL)
+    assert np.all(buf[layout.request_info_offset + B * 4: layout.merge_info_offset] == SENTINEL)
+    assert np.all(buf[layout.cta_work_indptr_offset + C + 1: layout.request_info_offset] == SENTINEL)
+
+    # request_info
+    ri = d.request_info
+    assert np.array_equal(ri[:, 0], qo_indptr[:-1]) and np.array_equal(ri[:, 1], q)
+    assert np.array_equal(ri[:, 2], kv_len) and np.array_equal(ri[:, 3], kv_indptr[:-1])
+
+    # per-CTA ranges
+    ind = d.cta_work_indptr
+    assert ind.shape == (C + 1,) and ind[0] == 0 and ind[-1] == nw and np.all(np.diff(ind) >= 0)
+
+    # every row tile, covered exactly once by pieces partitioning its visible range
+    tiles = expected_tiles(qo_indptr, kv_len, H, R, causal)
+    assert res.num_row_tiles == len(tiles)
+    w = d.work_info.astype(np.int64)
+    order = np.lexsort((w[:, 2], w[:, 1], w[:, 0]))
+    ws = w[order]
+    key = ws[:, 0] * (1 << 32) + ws[:, 1]
+    exp_key = np.array([r * (1 << 32) + t for r, t, _, _ in tiles], dtype=np.int64)
+    uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+    assert np.array_equal(uniq, exp_key), "every row tile gets work, and only real tiles do"
+    exp_len = np.array([v for _, _, _, v in tiles], dtype=np.int64)
+    exp_rows = np.array([n for _, _, n, _ in tiles], dtype=np.int64)
+    last = first + counts - 1
+    assert np.all(ws[first, 2] == 0), "pieces start at kv 0"
+    assert np.all(ws[last, 3] == exp_len), "pieces end at the tile's visible length"
+    same = key[1:] == key[:-1]
+    assert np.all(ws[1:, 2][same] == ws[:-1, 3][same]), "pieces are contiguous, no gap/overlap"
+    assert np.all(ws[:, 3] >= ws[:, 2])
+    split_tile = np.repeat(counts > 1, counts)
+    assert np.all(ws[split_tile, 3] - ws[split_tile, 2] >= min_chunk), "pieces >= min_chunk"
+    cuts = ws[1:, 2][same]
+    assert np.all(cuts % K == 0), "cuts at multiples of kv_tile"
+    # direct write iff the tile is not split
+    assert np.all(ws[~split_tile, 4] == -1)
+    assert np.all(ws[split_tile, 4] >= 0)
+
+    # merge list: one per split tile, slots consecutive in kv order, disjoint, in capacity
+    m = d.merge_info.astype(np.int64)
+    assert nm == int(np.sum(counts > 1))
+    if nm:
+        mkey = m[:, 0] * (1 << 32) + m[:, 1]
+        assert len(np.unique(mkey)) == nm
+        assert np.array_equal(np.sort(mkey), uniq[counts > 1])
+        pos = {int(k): i for i, k in enumerate(uniq)}
+        for (mr, mt, first_slot, n), mk in zip(m, mkey):
+            i = pos[int(mk)]
+            assert counts[i] == n
+            slots = ws[first[i]: first[i] + n, 4]
+            assert np.array_equal(slots, np.arange(first_slot, first_slot + n))
+        all_slots = ws[split_tile, 4]
+        assert len(np.unique(all_slots)) == len(all_slots) == res.num_partial_slots
+        assert all_slots.max() < layout.max_partial_slots
+    else:
+        assert res.num_partial_slots == 0
+
+    # per-CTA cost from the cost model, recomputed
+    tile_idx = np.searchsorted(uniq, w[:, 0] * (1 << 32) + w[:, 1])
+    rows = exp_rows[tile_idx]
+    split_w = np.isin(w[:, 0] * (1 << 32) + w[:, 1], uniq[counts > 1])
+    item_cost = (w[:, 3] - w[:, 2]) + cost.fixed + cost.fixed_per_row * rows \
+        + np.where(split_w, cost.split_per_row * rows, 0)
+    cta = np.repeat(np.arange(C), np.diff(ind))
+    loads = np.bincount(cta, weights=item_cost, minlength=C)
+    assert int(loads.max()) == res.max_cta_cost
+    assert int(loads.sum()) == res.total_cost
+
+    # the proven bound
+    whole = exp_len + cost.fixed + cost.fixed_per_row * exp_rows
+    w0 = int(whole.sum())
+    assert res.lower_bound == -(-w0 // C)
+    fmax = cost.fixed + cost.fixed_per_row * R
+    smax = cost.split_per_row * R
+    if cost.allow_split:
+        bound = -(-(w0 + (C - 1) * (fmax + 2 * smax)) // C) + fmax + smax + 2 * min_chunk + K \
+            + cost.merge_launch
+    else:
+        bound = -(-w0 // C) + int(whole.max(initial=0))
+    assert res.max_cta_cost <= bound
+    return loads
+
+
+def run_and_check(qo_indptr, kv_indptr, kv_len, H, causal, num_ctas=132, R=64, K=64,
+                  cost=None, page_size=64, layout=None):
+    layout = layout or layout_for(qo_indptr, H, num_ctas, R, K)
+    cost = cost or planner.DEFAULT_COST
+    d, res, buf = plan_arrays(qo_indptr, kv_indptr, kv_len, H, page_size, causal, layout, cost,
+                              fill=SENTINEL)
+    min_chunk = max(K, -(-cost.min_chunk // K) * K)
+    loads = check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cost,
+                       min_chunk)
+    return d, res, loads
+
+
+# ------------------------------------------------------------------------------ cases
+LENGTH_KINDS = ("zeros", "ones", "small", "random", "nonmult", "equal", "skewed", "mixed0")
+
+
+def lengths(kind, B, rng):
+    if kind == "zeros":
+        return np.zeros(B, np.int64)
+    if kind == "ones":
+        return np.ones(B, np.int64)
+    if kind == "small":
+        return rng.integers(0, 300, B)
+    if kind == "random":
+        return rng.integers(1, 8193, B)
+    if kind == "nonmult":
+        return rng.integers(1, 200, B) * 64 + rng.integers(1, 64, B)
+    if kind == "equal":
+        return np.full(B, int(rng.integers(1, 20000)))
+    if kind == "skewed":
+        kv = rng.integers(1, 2049, B)
+        kv[rng.integers(0, B)] = 131072
+        return kv
+    if kind == "mixed0":
+        kv = rng.integers(0, 5000, B)
+        kv[rng.random(B) < 0.3] = 0
+        return kv
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_batches(seed):
+    rng = np.random.default_rng(seed)
+    B = int(rng.choice([1, 2, 3, 7, 32, 100, 128, 257, 512]))
+    H = int(rng.choice([16, 32, 64, 128]))
+    causal = bool(rng.integers(0, 2))
+    qo = rng.integers(1, 5, B) if rng.random() < 0.5 else int(rng.integers(1, 5))
+    kind = LENGTH_KINDS[seed % len(LENGTH_KINDS)]
+    kv = lengths(kind, B, rng)
+    num_ctas = int(rng.choice([1, 2, 8, 132, 264]))
+    page_size = int(rng.choice([1, 16, 64]))
+    qo_indptr, kv_indptr, kv_len = make_batch(kv, qo, page_size, extra_pages=2, rng=rng)
+    run_and_check(qo_indptr, kv_indptr, kv_len, H, causal, num_ctas, page_size=page_size)
+
+
+@pytest.mark.parametrize("B", [1, 2048])
+@pytest.mark.parametrize("H", [16, 128])
+def test_batch_extremes(B, H):
+    rng = np.random.default_rng(B + H)
+    qo_indptr, kv_indptr, kv_len = make_batch(rng.integers(0, 8193, B))
+    run_and_check(qo_indptr, kv_indptr, kv_len, H, False)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("qo_len", [1, 4])
+def test_one_million_tokens(causal, qo_len):
+    qo_indptr, kv_indptr, kv_len = make_batch([1 << 20], qo_len)
+    d, res, loads = run_and_check(qo_indptr, kv_indptr, kv_len, 128, causal)
+    assert res.num_merge_items == 2 * qo_len  # every tile split across the GPU
+    assert loads.max() <= 1.02 * loads.mean()
+
+
+@pytest.mark.parametrize("R,K", [(64, 64), (32, 32), (128, 64), (64, 48), (16, 16)])
+def test_tile_shapes(R, K):
+    rng = np.random.default_rng(R * 1000 + K)
+    for causal in (False, True):
+        qo_indptr, kv_indptr, kv_len = make_batch(rng.integers(0, 9000, 50), rng.integers(1, 5, 50))
+        run_and_check(qo_indptr, kv_indptr, kv_len, 64, causal, 132, R, K)
+
+
+def test_causal_rows_that_see_nothing():
+    # qo_len > kv_len: the first queries see no token; the tile still gets an item
+    qo_indptr, kv_indptr, kv_len = make_batch([0, 2, 3, 1000], [4, 4, 4, 4])
+    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 16, True)
+    tiles = {(int(r), int(t)): (int(s), int(e)) for r, t, s, e, _ in d.work_info}
+    assert tiles[(0, 0)] == (0, 0) and tiles[(1, 0)] == (0, 2)
+
+
+def test_brute_force_coverage_small():
+    """Per (row, token) counting on small batches: each visible pair exactly once."""
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        B, H = int(rng.integers(1, 6)), int(rng.choice([16, 32, 128]))
+        causal = bool(rng.integers(0, 2))
+        q = rng.integers(1, 4, B)
+        qo_indptr, kv_indptr, kv_len = make_batch(rng.integers(0, 1500, B), q)
+        d, _, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, causal, int(rng.choice([4, 16, 132])))
+        for r in range(B):
+            L, rows = int(kv_len[r]), int(q[r]) * H
+            seen = np.zeros((rows, max(L, 1)), np.int32)
+            for _, t, s, e, _ in d.work_info[d.work_info[:, 0] == r]:
+                for row in range(t * 64, min((t + 1) * 64, rows)):
+                    i = row // H
+                    lim = min(max(L - int(q[r]) + i + 1, 0), L) if causal else L
+                    seen[row, s:min(e, lim)] += 1
+            for row in range(rows):
+                i = row // H
+                lim = min(max(L - int(q[r]) + i + 1, 0), L) if causal else L
+                assert np.all(seen[row, :lim] == 1) and np.all(seen[row, lim:] == 0)
+
+
+# --------------------------------------------------------------------------- balance
+@pytest.mark.parametrize("H", [16, 32, 64, 128])
+def test_skewed_batch_balanced(H):
+    """One 128k request among 127 short ones: every CTA within a few percent of the mean."""
+    rng = np.random.default_rng(H)
+    kv = np.r_[131072, rng.integers(1, 4097, 127)]
+    rng.shuffle(kv)
+    qo_indptr, kv_indptr, kv_len = make_batch(kv)
+    d, res, loads = run_and_check(qo_indptr, kv_indptr, kv_len, H, False)
+    assert loads.max() <= 1.05 * loads.mean(), (loads.max(), loads.mean())
+    assert res.num_merge_items > 0
+
+
+@pytest.mark.parametrize("H,B,L", [(16, 128, 4096), (128, 128, 4096), (128, 264, 4096),
+                                   (64, 132, 1000), (16, 528, 2000), (32, 600, 777)])
+def test_no_split_when_batch_fills_gpu(H, B, L):
+    qo_indptr, kv_indptr, kv_len = make_batch([L] * B)
+    d, res, loads = run_and_check(qo_indptr, kv_indptr, kv_len, H, False)
+    assert res.num_merge_items == 0 and res.num_partial_slots == 0
+    assert np.all(d.work_info[:, 4] == -1)
+
+
+def test_small_batch_is_split():
+    # B=1, kv 8192 on 132 CTAs: split into min_chunk-sized pieces, not one CTA doing all
+    qo_indptr, kv_indptr, kv_len = make_batch([8192])
+    d, res, loads = run_and_check(qo_indptr, kv_indptr, kv_len, 16, False)
+    assert res.num_work_items == 8192 // 256
+    assert res.num_merge_items == 1
+
+
+def test_min_chunk_respected_and_no_tiny_splits():
+    # a request too short to cut into two min_chunk pieces is never split
+    qo_indptr, kv_indptr, kv_len = make_batch([511])
+    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 16, False)
+    assert res.num_work_items == 1 and res.num_merge_items == 0
+    cost = CostModel(min_chunk=1024)
+    qo_indptr, kv_indptr, kv_len = make_batch([5000])
+    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 16, False, cost=cost)
+    assert 2 <= res.num_work_items <= 4
+
+
+def test_allow_split_false():
+    qo_indptr, kv_indptr, kv_len = make_batch([100000, 5, 7])
+    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 128, False,
+                              cost=CostModel(allow_split=False))
+    assert res.num_merge_items == 0 and res.num_work_items == 6
+
+
+def test_balanced_random_batches():
+    """Ragged decode batches large enough to split: max within a few percent of the mean."""
+    rng = np.random.default_rng(3)
+    for B, H in ((128, 16), (128, 128), (512, 16), (512, 128), (2048, 64)):
+        qo_indptr, kv_indptr, kv_len = make_batch(rng.integers(1, 8193, B))
+        _, res, loads = run_and_check(qo_indptr, kv_indptr, kv_len, H, False)
+        assert loads.max() <= 1.03 * loads.mean(), (B, H, loads.max() / loads.mean())
+
+
+# ------------------------------------------------------------------ purity and speed
+def test_deterministic_and_pure():
+    rng = np.random.default_rng(11)
+    qo_indptr, kv_indptr, kv_len = make_batch(rng.integers(0, 9000, 300), rng.integers(1, 4, 300))
+    layout = layout_for(qo_indptr, 64, 132)
+    bufs = []
+    for _ in range(3):
+        args = [a.copy() for a in (qo_indptr, kv_indptr, kv_len)]
+        _, _, buf = plan_arrays(*args, 64, 64, True, layout)
+        for a, b in zip(args, (qo_indptr, kv_indptr, kv_len)):
+            assert np.array_equal(a, b)  # inputs untouched
+        bufs.append(buf)
+    assert np.array_equal(bufs[0], bufs[1]) and np.array_equal(bufs[0], bufs[2])
+    # a different planner object, a staging buffer with garbage, torch inputs: same plan
+    out = np.full(layout.int_workspace_elems, 12345, np.int32)
+    res = Planner(layout, 64, 64, True).plan(*(torch.from_numpy(a) for a in
+                                               (qo_indptr, kv_indptr, kv_len)), out)
+    d0, d1 = planner.decode(layout, bufs[0]), planner.decode(layout, out)
+    for f in ("counts", "cta_work_indptr", "work_info", "request_info", "merge_info"):
+        assert np.array_equal(getattr(d0, f), getattr(d1, f))
+
+
+def test_capacity_bounds_adversarial():
+    """Capacities hold with the layout sized exactly to the batch, on cut-heavy batches."""
+    rng = np.random.default_rng(5)
+    for C in (2, 3, 17, 132, 300):
+        for kv in (np.full(5, 100000), rng.integers(500, 3000, 400), np.r_[np.full(50, 600), 1 << 19]):
+            qo_indptr, kv_indptr, kv_len = make_batch(kv)
+            layout = layout_for(qo_indptr, 128, C)
+            _, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 128, False, C, layout=layout)
+            assert res.num_work_items <= res.num_row_tiles + C - 1
+
+
+def test_empty_batch():
+    layout = WorkspaceLayout(max_batch=4, max_row_tiles=8, num_ctas=16)
+    qo_indptr, kv_indptr, kv_len = make_batch(np.zeros(0, np.int64))
+    d, res, buf = plan_arrays(qo_indptr, kv_indptr, kv_len, 16, 64, False, layout, fill=SENTINEL)
+    assert list(d.counts) == [0, 0, 0, 0] and np.all(d.cta_work_indptr == 0)
+
+
+def test_qo_len_zero_request():
+    qo_indptr = np.array([0, 1, 1, 2], np.int32)
+    kv_indptr = np.array([0, 1, 2, 3], np.int32)
+    kv_len = np.array([5, 6, 7], np.int32)
+    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 16, False, 8)
+    assert set(d.work_info[:, 0]) == {0, 2}
+
+
+def test_functional_plan_matches_planner():
+    rng = np.random.default_rng(2)
+    qo_indptr, kv_indptr, kv_len = make_batch(rng.integers(0, 5000, 64))
+    layout = layout_for(qo_indptr, 16, 132)
+    a = np.full(layout.int_workspace_elems, SENTINEL, np.int32)
+    b = a.copy()
+    r1 = planner.plan(qo_indptr, kv_indptr, kv_len, 16, 64, False, layout, a)
+    r2 = Planner(layout, 16, 64, False).plan(qo_indptr, kv_indptr, kv_len, b)
+    assert r1 == r2 and np.array_equal(a, b)
+    # an int address is accepted (trusted)
+    c = np.full_like(a, SENTINEL)
+    planner.plan(qo_indptr, kv_indptr, kv_len, 16, 64, False, layout, c.ctypes.data)
+    assert np.array_equal(a, c)
+
+
+def test_row_tiles_bound_holds():
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        B, H, R = int(rng.integers(1, 50)), int(rng.choice([16, 32, 64, 128])), int(rng.choice([32, 64, 128]))
+        q = rng.integers(0, 6, B)
+        tiles = int(np.sum(-(-(q * H) // R)))
+        assert tiles <= row_tiles_bound(B, int(q.sum()), H, R)
+
+
+def test_plan_speed_smoke():
+    """Loose CI guard (the measured numbers live in benchmarks/results/plan.jsonl)."""
+    import time
+
+    rng = np.random.default_rng(0)
+    qo_indptr, kv_indptr, kv_len = make_batch(rng.integers(1, 8193, 128))
+    layout = WorkspaceLayout.for_batch(128, 128, 128, 132)
+    p = Planner(layout, 128, 64, False)
+    out = np.zeros(layout.int_workspace_elems, np.int32)
+    times = []
+    for _ in range(300):
+        t0 = time.perf_counter()
+        p.plan(qo_indptr, kv_indptr, kv_len, out)
+        times.append(time.perf_counter() - t0)
+    assert np.median(times) < 200e-6
+
+
+# ------------------------------------------------------------------------ validation
+@pytest.fixture
+def small():
+    qo_indptr, kv_indptr, kv_len = make_batch([10, 20, 30], 1, 16)
+    layout = WorkspaceLayout(max_batch=8, max_row_tiles=16, num_ctas=8)
+    out = np.zeros(layout.int_workspace_elems, np.int32)
+    return Planner(layout, 16, 16, False), qo_indptr, kv_indptr, kv_len, out
+
+
+def test_error_int64(small):
+    p, qo, kvp, kvl, out = small
+    with pytest.raises(ValueError, match=r"qo_indptr: expected int32, got int64 .*astype"):
+        p.plan(qo.astype(np.int64), kvp, kvl, out)
+    with pytest.raises(ValueError, match=r"kv_len_arr: expected int32, got int64 \(convert with \.int\(\)\)"):
+        p.plan(torch.from_numpy(qo), torch.from_numpy(kvp), torch.from_numpy(kvl).long(), out)
+
+
+def test_error_lengths_inconsistent(small):
+    p, qo, kvp, kvl, out = small
+    with pytest.raises(ValueError, match=r"qo_indptr: expected 4 entries .* got 3"):
+        p.plan(qo[:-1], kvp, kvl, out)
+    with pytest.raises(ValueError, match=r"kv_indptr: expected 4 entries"):
+        p.plan(qo, np.r_[kvp, 9].astype(np.int32), kvl, out)
+
+
+def test_error_negative_and_decreasing(small):
+    p, qo, kvp, kvl, out = small
+    bad = kvl.copy()
+    bad[1] = -4
+    with pytest.raises(ValueError, match=r"kv_len_arr: negative length -4 for request 1"):
+        p.plan(qo, kvp, bad, out)
+    badq = qo.copy()
+    badq[2] = 0
+    with pytest.raises(ValueError, match=r"qo_indptr: must be non-decreasing"):
+        p.plan(badq, kvp, kvl, out)
+    badk = kvp.copy()
+    badk[1] = 99
+    with pytest.raises(ValueError, match=r"kv_indptr: must be non-decreasing"):
+        p.plan(qo, badk, kvl, out)
+
+
+def test_error_not_enough_pages(small):
+    p, qo, kvp, kvl, out = small
+    bad = kvl.copy()
+    bad[2] = 33  # page_size 16: needs 3 pages, has 2
+    with pytest.raises(ValueError, match=r"kv_indptr: request 2 has 2 pages .* needs 3 pages"):
+        p.plan(qo, kvp, bad, out)
+
+
+def test_error_batch_over_capacity(small):
+    p, *_ , out = small
+    qo, kvp, kvl = make_batch(np.ones(9, np.int64), 1, 16)
+    with pytest.raises(ValueError, match=r"batch size 9 exceeds the CUDA-graph capacity 8 set at construction"):
+        p.plan(qo, kvp, kvl, out)
+
+
+def test_error_row_tiles_over_capacity(small):
+    p, *_ , out = small
+    qo, kvp, kvl = make_batch(np.ones(5, np.int64), 16, 16)  # 5 x ceil(16 * 16 / 64) = 20 > 16
+    with pytest.raises(ValueError, match=r"needs 20 row tiles .* holds 16"):
+        p.plan(qo, kvp, kvl, out)
+
+
+def test_error_bad_arrays(small):
+    p, qo, kvp, kvl, out = small
+    with pytest.raises(ValueError, match=r"kv_len_arr: expected a 1-d"):
+        p.plan(qo, kvp, kvl.reshape(3, 1), out)
+    with pytest.raises(ValueError, match=r"qo_indptr: must be contiguous"):
+        p.plan(np.repeat(qo, 2)[::2], kvp, kvl, out)
+    with pytest.raises(ValueError, match=r"qo_indptr: expected a host \(CPU\) tensor"):
+        p.plan(torch.empty(4, dtype=torch.int32, device="meta"), kvp, kvl, out)
+    with pytest.raises(ValueError, match=r"kv_indptr: expected an int32 numpy array or CPU torch tensor"):
+        p.plan(qo, list(kvp), kvl, out)
+    with pytest.raises(ValueError, match=r"out: staging buffer needs"):
+        p.plan(qo, kvp, kvl, np.zeros(10, np.int32))
+    ro = qo.copy()
+    ro.setflags(write=False)  # read-only inputs are fine
+    p.plan(ro, kvp, kvl, out)
+
+
+def test_error_bad_config():
+    layout = WorkspaceLayout(max_batch=8, max_row_tiles=16, num_ctas=8)
+    with pytest.raises(ValueError, match=r"num_heads: expected an int >= 1"):
+        Planner(layout, 0, 16, False)
+    with pytest.raises(ValueError, match=r"CostModel.fixed: expected an int >= 0"):
+        CostModel(fixed=-1)
