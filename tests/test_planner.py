@@ -499,3 +499,20 @@ def test_error_bad_config():
         Planner(layout, 0, 16, False)
     with pytest.raises(ValueError, match=r"CostModel.fixed: expected an int >= 0"):
         CostModel(fixed=-1)
+
+
+def test_double_buffered_staging():
+    """Alternating staging buffers (the wrapper double-buffers) each get the full plan."""
+    rng = np.random.default_rng(4)
+    layout = WorkspaceLayout.for_batch(64, 64, 16, 132)
+    p = Planner(layout, 16, 64, False)
+    bufs = [np.full(layout.int_workspace_elems, SENTINEL, np.int32) for _ in range(3)]
+    for step in range(9):
+        qo_indptr, kv_indptr, kv_len = make_batch(rng.integers(0, 5000, 64))
+        out = bufs[step % 2] if step < 6 else bufs[2 - step % 2]
+        res = p.plan(qo_indptr, kv_indptr, kv_len, out)
+        ref = np.full_like(out, SENTINEL)
+        assert Planner(layout, 16, 64, False).plan(qo_indptr, kv_indptr, kv_len, ref) == res
+        d0, d1 = planner.decode(layout, out), planner.decode(layout, ref)
+        for f in ("counts", "cta_work_indptr", "work_info", "request_info", "merge_info"):
+            assert np.array_equal(getattr(d0, f), getattr(d1, f))

@@ -319,6 +319,7 @@ inline SearchResult search(const Tile* tiles, const int64_t* prefix, int32_t num
       best.max_load = r.max_load;
     }
     const int64_t d = r.open_load - (C - r.num_closed) * x;
+    const int64_t tol = (x / 96 > kv / 2) ? x / 96 : kv / 2;  // ~1%
     if (r.max_load <= x) {
       if (!has_ok || x < ok_x) {
         ok_x = x;
@@ -326,6 +327,8 @@ inline SearchResult search(const Tile* tiles, const int64_t* prefix, int32_t num
       }
       has_ok = true;
       if (x <= lo) break;  // the lower bound is met: optimal
+      // The room left (-d) spread over the CTAs bounds what a lower cap could gain.
+      if (!has_fail && -d / C < tol) break;
     } else {
       if (!has_fail || x > fail_x) {
         fail_x = x;
@@ -333,7 +336,6 @@ inline SearchResult search(const Tile* tiles, const int64_t* prefix, int32_t num
       }
       has_fail = true;
     }
-    const int64_t tol = (x / 96 > kv / 2) ? x / 96 : kv / 2;  // ~1%
     int64_t next;
     if (has_ok && has_fail) {
       // The bracket's upper side: the smallest met cap, or the best max seen if lower (a
