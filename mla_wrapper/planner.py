@@ -65,8 +65,9 @@ split_per_row * R, m = min_chunk, K = kv_tile, C = num_ctas. Proven for every pl
   request among 127 short ones U(1, 4096): max within 1.4-3.8% of the mean CTA cost for
   H = 16..128; ragged U(1, 8192) batches of 128..2048: within 0.1-1.4%; adversarial shapes
   (127 requests of exactly 1000 tokens + one of 128k at H=128, where cutting the short ones
-  costs more than it saves) up to ~8%, with a makespan still within ~1% of what cutting
-  everything would give under the model.
+  costs more than it saves: 7 CTAs stay idle) up to ~8%; by our estimate a plan that cut
+  the short tiles to use every CTA would have a makespan within ~1% of that one.
+  With CostModel(allow_split=False): max CTA cost <= ceil(W0 / C) + the largest tile.
 """
 from __future__ import annotations
 
@@ -273,8 +274,11 @@ class Planner:
             raise ValueError(f"cost: expected a CostModel, got {type(cost).__name__}")
         self.layout, self.num_heads, self.page_size = layout, num_heads, page_size
         self.causal, self.cost = bool(causal), cost
-        K = layout.kv_tile
+        K, R = layout.kv_tile, layout.rows_per_tile
         min_chunk = max(K, -(-cost.min_chunk // K) * K)
+        if cost.fixed + (cost.fixed_per_row + cost.split_per_row) * R >= 1 << 30 \
+                or min_chunk >= 1 << 30:
+            raise ValueError(f"cost: per-item costs must stay below 2**30 tokens, got {cost}")
         cfg = PlannerConfigStruct(
             ctypes.sizeof(PlannerConfigStruct), num_heads, page_size, int(self.causal),
             layout.num_ctas, layout.rows_per_tile, K, layout.max_batch, layout.max_row_tiles,

@@ -160,8 +160,10 @@ def run_and_check(qo_indptr, kv_indptr, kv_len, H, causal, num_ctas=132, R=64, K
                   cost=None, page_size=64, layout=None):
     layout = layout or layout_for(qo_indptr, H, num_ctas, R, K)
     cost = cost or planner.DEFAULT_COST
-    d, res, buf = plan_arrays(qo_indptr, kv_indptr, kv_len, H, page_size, causal, layout, cost,
-                              fill=SENTINEL)
+    # a guard zone past the layout's end must stay untouched too
+    buf = np.full(layout.int_workspace_elems + 256, SENTINEL, np.int32)
+    res = Planner(layout, H, page_size, causal, cost).plan(qo_indptr, kv_indptr, kv_len, buf)
+    d = planner.decode(layout, buf)
     min_chunk = max(K, -(-cost.min_chunk // K) * K)
     loads = check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cost,
                        min_chunk)
