@@ -332,18 +332,25 @@ class Planner:
 
 
 _PLANNERS: dict = {}
+_LAST: list = [None, None]  # identity fast path: the planner of the previous call and its cost
 
 
 def plan(qo_indptr, kv_indptr, kv_len_arr, num_heads: int, page_size: int, causal: bool,
          layout: WorkspaceLayout, out, cost: CostModel | None = None) -> PlanResult:
     """Plan one batch into ``out`` (see Planner.plan). num_ctas, rows_per_tile and kv_tile are
     the layout's. Caches one Planner per configuration; engines can hold a Planner instead."""
+    p = _LAST[0]
+    if p is not None and p.layout is layout and p.num_heads == num_heads \
+            and p.page_size == page_size and p.causal == bool(causal) and _LAST[1] is cost:
+        return p.plan(qo_indptr, kv_indptr, kv_len_arr, out)
     key = (layout, num_heads, page_size, bool(causal), cost)
     p = _PLANNERS.get(key)
+    _LAST[:] = [None, None]
     if p is None:
         if len(_PLANNERS) >= 64:
             _PLANNERS.clear()
         p = _PLANNERS[key] = Planner(layout, num_heads, page_size, causal, cost)
+    _LAST[:] = [p, cost]
     return p.plan(qo_indptr, kv_indptr, kv_len_arr, out)
 
 
