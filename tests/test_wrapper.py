@@ -251,7 +251,7 @@ def test_errors(workspace):
     g = BatchMLAPagedAttentionWrapper(workspace, use_cuda_graph=True, **cap_bufs)
     with pytest.raises(ValueError, match="CUDA-graph capacity 1"):
         plan(g, b, False)
-    with pytest.raises(ValueError, match="kv_indices: use_cuda_graph=True needs"):
+    with pytest.raises(ValueError, match="kv_indptr: use_cuda_graph=True needs"):
         BatchMLAPagedAttentionWrapper(workspace, use_cuda_graph=True, qo_indptr=cap_bufs["qo_indptr"])
 
 
