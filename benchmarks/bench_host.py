@@ -1,0 +1,86 @@
+"""Host cost per call of plan() and run() (wall-clock microseconds on the CPU), measured with
+the GPU kept busy so launches never wait: what an eager-mode engine pays per layer (run) and
+per step (plan). FlashInfer's wrapper is measured side by side when importable.
+
+    python benchmarks/bench_host.py
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_decode import SM_SCALE, make_case  # noqa: E402
+from harness import ResultWriter, device_context  # noqa: E402
+
+from mla_wrapper import BatchMLAPagedAttentionWrapper  # noqa: E402
+
+
+def busy_gpu(ms: float = 200.0):
+    """Queue a long chain of matmuls so that launches that follow only enqueue."""
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    t0 = time.perf_counter()
+    n = 0
+    while (time.perf_counter() - t0) * 1e3 < 2.0 and n < 2000:   # enqueue ~ms worth of work
+        a = a @ a
+        a = a / a.norm()
+        n += 1
+    return a
+
+
+def host_us(fn, iters=200, repeats=5):
+    out = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        busy_gpu()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        out.append((time.perf_counter() - t0) * 1e6 / iters)
+        torch.cuda.synchronize()
+    return statistics.median(out)
+
+
+def main():
+    dev = torch.device("cuda")
+    ctx = device_context()
+    writer = ResultWriter("host", ctx)
+    ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    print(f"# {ctx['device']} {ctx['date']}")
+    print(f"{'B':>5} {'H':>4} | {'ours plan':>10} {'ours run':>9} | {'fi plan':>8} {'fi run':>7}")
+    for B in (1, 32, 128, 512):
+        H = 128
+        c = make_case(H, B, 1024, 64, 1, dev, seed=B)
+        w = BatchMLAPagedAttentionWrapper(ws, backend="sm80")
+        args = (c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
+                SM_SCALE, torch.bfloat16, torch.bfloat16)
+        w.plan(*args)
+        out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
+        plan_us = host_us(lambda: w.plan(*args), iters=100)
+        run_us = host_us(lambda: w.run(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], out=out))
+        rec = {"batch": B, "heads": H, "backend": "sm80", "plan_us": plan_us, "run_us": run_us}
+        fi = ""
+        try:
+            import flashinfer
+
+            fw = flashinfer.mla.BatchMLAPagedAttentionWrapper(ws, backend="fa2")
+            fargs = (c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"]) + args[4:]
+            fw.plan(*fargs)
+            qn, qp = c["q_nope"].contiguous(), c["q_pe"].contiguous()
+            fw.run(qn, qp, c["ckv"], c["kpe"], out=out)
+            rec["fi_plan_us"] = host_us(lambda: fw.plan(*fargs), iters=50)
+            rec["fi_run_us"] = host_us(lambda: fw.run(qn, qp, c["ckv"], c["kpe"], out=out))
+            fi = f"{rec['fi_plan_us']:8.1f} {rec['fi_run_us']:7.1f}"
+        except Exception as e:  # noqa: BLE001
+            fi = f"(flashinfer: {type(e).__name__})"
+        writer.write(rec)
+        print(f"{B:5d} {H:4d} | {plan_us:10.1f} {run_us:9.1f} | {fi}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
