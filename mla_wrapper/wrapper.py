@@ -40,6 +40,8 @@ def _raw_stream_getter():
 
 def _host_int32(name: str, t) -> np.ndarray:
     """A host int32 numpy view of an index array (one D2H copy if it lives on the device)."""
+    if type(t) is torch.Tensor and t.dtype is torch.int32 and not t.is_cuda and t.dim() == 1:
+        return t.numpy()
     if isinstance(t, np.ndarray):
         if t.dtype != np.int32:
             raise ValueError(f"{name}: expected dtype int32, got {t.dtype} (convert with .astype(np.int32))")
@@ -101,7 +103,9 @@ class BatchMLAPagedAttentionWrapper:
         self._capability = (props.major, props.minor)
         self._stream = _raw_stream_getter()
         self._impl = None         # backend implementation object, made at the first plan()
-        self._planned = None      # dict of plan facts that run() checks
+        self._planned = None      # plan facts that run() checks (see plan())
+        self._plan_config = None  # plan()'s validated scalar arguments
+        self._backends = {}       # max_qo_len -> backend name, for _plan_config
 
     # ------------------------------------------------------------------ plan
     def plan(self, qo_indptr: torch.Tensor, kv_indptr: torch.Tensor, kv_indices: torch.Tensor,
@@ -121,6 +125,44 @@ class BatchMLAPagedAttentionWrapper:
         qo_indptr / kv_indptr / kv_len_arr may be host or device tensors: device ones cost one
         device-to-host copy (a sync), so serving loops should pass host copies.
         """
+        causal = bool(causal)
+        config = (num_heads, head_dim_ckv, head_dim_kpe, page_size, causal, q_data_type,
+                  kv_data_type)
+        if config != self._plan_config:
+            self._check_plan_config(*config)
+        if not (type(kv_indices) is torch.Tensor and kv_indices.dtype is torch.int32
+                and kv_indices.dim() == 1 and kv_indices.get_device() == self._device_index):
+            check_tensor("kv_indices", kv_indices, dtypes=_INDEX_DTYPES, ndim=1, device=self.device)
+            raise ValueError("kv_indices: unexpected layout")  # unreachable: check_tensor raised
+        qo_h = _host_int32("qo_indptr", qo_indptr)
+        kv_h = _host_int32("kv_indptr", kv_indptr)
+        len_h = _host_int32("kv_len_arr", kv_len_arr)
+        batch = len_h.shape[0]
+        if qo_h.shape[0] != batch + 1 or kv_h.shape[0] != batch + 1:
+            raise ValueError(f"qo_indptr / kv_indptr: expected [{batch + 1}] entries for "
+                             f"kv_len_arr's batch of {batch}, got {qo_h.shape[0]} / {kv_h.shape[0]}")
+        if self._graph_capacity is not None and batch > self._graph_capacity:
+            raise ValueError(f"batch size {batch} exceeds the CUDA-graph capacity "
+                             f"{self._graph_capacity} set at construction (qo_indptr buffer of "
+                             f"{self._graph_capacity + 1}); make a wrapper with larger buffers")
+        num_tokens = int(qo_h[-1]) - int(qo_h[0]) if batch else 0
+        # The backend depends on the query lengths only where the cutlass backend may serve
+        # (decode only): skip that scan elsewhere.
+        max_qo_len = int(np.diff(qo_h).max()) if batch and self._capability[0] == 10 else 1
+        name = self._backend_for(max_qo_len)
+        if self._impl is None or self._impl.name != name:
+            self._impl = _make_impl(name, self)
+        if self._use_cuda_graph:
+            kv_indices = self._stage_graph_kv_indices(kv_indices)
+        self._impl.plan(qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal,
+                        float(sm_scale), q_data_type)
+        self._planned = (num_tokens, num_heads, q_data_type, kv_data_type, page_size,
+                         torch.Size((num_tokens, num_heads, HEAD_DIM_CKV)),
+                         torch.Size((num_tokens, num_heads, HEAD_DIM_KPE)))
+
+    def _check_plan_config(self, num_heads, head_dim_ckv, head_dim_kpe, page_size, causal,
+                           q_data_type, kv_data_type) -> None:
+        """Validate plan()'s scalar arguments (once per configuration, not per step)."""
         if head_dim_ckv != HEAD_DIM_CKV:
             raise ValueError(f"head_dim_ckv: expected {HEAD_DIM_CKV}, got {head_dim_ckv}")
         if head_dim_kpe != HEAD_DIM_KPE:
@@ -132,47 +174,34 @@ class BatchMLAPagedAttentionWrapper:
         for name, dt in (("q_data_type", q_data_type), ("kv_data_type", kv_data_type)):
             if dt not in (torch.bfloat16, torch.float16):
                 raise ValueError(f"{name}: expected torch.bfloat16 or torch.float16, got {dt}")
-        check_tensor("kv_indices", kv_indices, dtypes=_INDEX_DTYPES, ndim=1, device=self.device)
-        qo_h, kv_h = _host_int32("qo_indptr", qo_indptr), _host_int32("kv_indptr", kv_indptr)
-        len_h = _host_int32("kv_len_arr", kv_len_arr)
-        batch = len_h.shape[0]
-        if qo_h.shape[0] != batch + 1 or kv_h.shape[0] != batch + 1:
-            raise ValueError(f"qo_indptr / kv_indptr: expected [{batch + 1}] entries for "
-                             f"kv_len_arr's batch of {batch}, got {qo_h.shape[0]} / {kv_h.shape[0]}")
-        if self._graph_capacity is not None and batch > self._graph_capacity:
-            raise ValueError(f"batch size {batch} exceeds the CUDA-graph capacity "
-                             f"{self._graph_capacity} set at construction (qo_indptr buffer of "
-                             f"{self._graph_capacity + 1}); make a wrapper with larger buffers")
-        qo_lens = np.diff(qo_h)
-        max_qo_len = int(qo_lens.max()) if batch else 1
-        problem = backends.Problem(num_heads, page_size, q_data_type, kv_data_type, max_qo_len,
-                                   bool(causal), self._use_cuda_graph)
-        name = backends.resolve(self._backend_request, problem, self.device)
-        if self._impl is None or self._impl.name != name:
-            self._impl = _make_impl(name, self)
-        if self._use_cuda_graph:
-            kv_indices = self._stage_graph_inputs(qo_indptr, kv_indptr, kv_indices, kv_len_arr)
-        self._impl.plan(qo_h, kv_h, len_h, kv_indices, num_heads, page_size, bool(causal),
-                        float(sm_scale), q_data_type)
-        self._planned = {
-            "num_tokens": int(qo_h[-1]) if batch else 0,
-            "num_heads": num_heads, "dtype": q_data_type, "kv_dtype": kv_data_type,
-            "page_size": page_size, "backend": name,
-        }
+        self._plan_config = (num_heads, head_dim_ckv, head_dim_kpe, page_size, causal,
+                             q_data_type, kv_data_type)
+        self._backends = {}
 
-    def _stage_graph_inputs(self, qo_indptr, kv_indptr, kv_indices, kv_len_arr):
-        """Copy this step's index arrays into the construction buffers (async, same stream)."""
-        bufs = self._user_bufs
-        if kv_indices.data_ptr() != bufs["kv_indices"].data_ptr():
+    def _backend_for(self, max_qo_len: int) -> str:
+        """The backend for the current configuration (resolved once per config and qo shape)."""
+        name = self._backends.get(max_qo_len)
+        if name is None:
+            num_heads, _, _, page_size, causal, q_dt, kv_dt = self._plan_config
+            problem = backends.Problem(num_heads, page_size, q_dt, kv_dt, max_qo_len, causal,
+                                       self._use_cuda_graph)
+            name = self._backends[max_qo_len] = backends.resolve(self._backend_request, problem,
+                                                                 self.device)
+        return name
+
+    def _stage_graph_kv_indices(self, kv_indices):
+        """The captured kernels read page ids from the kv_indices buffer given at construction:
+        copy this step's into it (async, same stream) unless they are already there. The other
+        construction buffers are accepted for FlashInfer compatibility; the plan itself lives
+        in the wrapper's int workspace at a fixed address."""
+        buf = self._user_bufs["kv_indices"]
+        if kv_indices.data_ptr() != buf.data_ptr():
             n = kv_indices.numel()
-            if n > bufs["kv_indices"].numel():
+            if n > buf.numel():
                 raise ValueError(f"kv_indices: {n} entries exceed the CUDA-graph kv_indices "
-                                 f"buffer of {bufs['kv_indices'].numel()} given at construction")
-            bufs["kv_indices"][:n].copy_(kv_indices, non_blocking=True)
-        for name, t in (("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr), ("kv_len_arr", kv_len_arr)):
-            if isinstance(t, torch.Tensor) and t.data_ptr() != bufs[name].data_ptr():
-                bufs[name][: t.numel()].copy_(t, non_blocking=True)
-        return bufs["kv_indices"]
+                                 f"buffer of {buf.numel()} given at construction")
+            buf[:n].copy_(kv_indices, non_blocking=True)
+        return buf
 
     # ------------------------------------------------------------------- run
     def run(self, q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Tensor,
@@ -192,33 +221,44 @@ class BatchMLAPagedAttentionWrapper:
         p = self._planned
         if p is None:
             raise RuntimeError("run() called before plan(): call wrapper.plan(...) for this batch first")
-        T, H = p["num_tokens"], p["num_heads"]
-        dtype, ps = p["dtype"], p["page_size"]
-        _check_run_tensor("q_nope", q_nope, dtype, (T, H, HEAD_DIM_CKV), self.device)
-        _check_run_tensor("q_pe", q_pe, dtype, (T, H, HEAD_DIM_KPE), self.device)
-        _check_cache("ckv_cache", ckv_cache, p["kv_dtype"], ps, HEAD_DIM_CKV, self.device)
-        _check_cache("kpe_cache", kpe_cache, p["kv_dtype"], ps, HEAD_DIM_KPE, self.device)
+        T, H, dtype, kv_dtype, ps, o_shape, pe_shape = p
+        dev = self._device_index
+        if not (_fits(q_nope, dtype, o_shape, dev) and _fits(q_pe, dtype, pe_shape, dev)):
+            _check_run_tensor("q_nope", q_nope, dtype, (T, H, HEAD_DIM_CKV), self.device)
+            _check_run_tensor("q_pe", q_pe, dtype, (T, H, HEAD_DIM_KPE), self.device)
+        if not (_fits_cache(ckv_cache, kv_dtype, ps, HEAD_DIM_CKV, dev)
+                and _fits_cache(kpe_cache, kv_dtype, ps, HEAD_DIM_KPE, dev)):
+            _check_cache("ckv_cache", ckv_cache, kv_dtype, ps, HEAD_DIM_CKV, self.device)
+            _check_cache("kpe_cache", kpe_cache, kv_dtype, ps, HEAD_DIM_KPE, self.device)
         if out is None:
-            out = torch.empty((T, H, HEAD_DIM_CKV), dtype=dtype, device=self.device)
-        else:
+            out = torch.empty(o_shape, dtype=dtype, device=self.device)
+        elif not _fits(out, dtype, o_shape, dev):
             _check_run_tensor("out", out, dtype, (T, H, HEAD_DIM_CKV), self.device)
-        want_lse = return_lse or lse is not None
-        if want_lse:
+        if return_lse or lse is not None:
             if lse is None:
                 lse = torch.empty((T, H), dtype=torch.float32, device=self.device)
-            else:
+            elif not (lse.dtype is torch.float32 and lse.shape == o_shape[:2]
+                      and lse.get_device() == dev and lse.stride(-1) == 1):
                 check_tensor("lse", lse, dtypes=(torch.float32,), shape=(T, H), device=self.device,
                              last_dim_contiguous=True)
-        self._impl.run(q_nope, q_pe, ckv_cache, kpe_cache, out, lse if want_lse else None,
-                       bool(return_lse_base_on_e), self._stream(self._device_index))
+        self._impl.run(q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e,
+                       self._stream(dev))
         return (out, lse) if return_lse else out
 
 
+def _fits(t, dtype, shape, dev) -> bool:
+    """Fast check of a run() tensor (details come from _check_run_tensor when it fails)."""
+    return (type(t) is torch.Tensor and t.dtype is dtype and t.shape == shape
+            and t.get_device() == dev and t.stride(-1) == 1)
+
+
+def _fits_cache(t, dtype, page_size, dim, dev) -> bool:
+    return (type(t) is torch.Tensor and t.dtype is dtype and t.dim() == 3 and t.shape[1] == page_size
+            and t.shape[2] == dim and t.get_device() == dev and t.stride(-1) == 1)
+
+
 def _check_run_tensor(name, t, dtype, shape, device):
-    if not isinstance(t, torch.Tensor) or t.dtype != dtype or tuple(t.shape) != shape \
-            or t.device != device or (t.stride(-1) != 1 and shape[-1] > 1):
-        check_tensor(name, t, dtypes=(dtype,), shape=shape, device=device, last_dim_contiguous=True)
-        raise ValueError(f"{name}: does not match the plan")  # unreachable: check_tensor raised
+    check_tensor(name, t, dtypes=(dtype,), shape=shape, device=device, last_dim_contiguous=True)
 
 
 def _check_cache(name, t, dtype, page_size, dim, device):
@@ -231,17 +271,33 @@ def _check_cache(name, t, dtype, page_size, dim, device):
                      last_dim_contiguous=True)
 
 
+class _StagingSlot:
+    """One pinned host copy of the int workspace and the event of its last upload."""
+
+    def __init__(self, nelems: int):
+        self.tensor = torch.empty(nelems, dtype=torch.int32, pin_memory=True)
+        self.array = self.tensor.numpy()
+        self.bytes = self.tensor.view(torch.uint8)
+        self.event = torch.cuda.Event()
+        self.in_flight = False
+
+
 class _PlannedKernel:
-    """A backend driven by our CPU planner (sm80 today): planner -> pinned staging buffer ->
+    """A backend driven by our CPU planner (sm80 today): planner -> pinned staging slot ->
     one async copy into the int workspace -> the family's launcher reads MlaPlan/MlaRunArgs.
 
-    Staging is double-buffered: plan() refills the buffer whose previous copy has completed
-    (an event per buffer), so a plan() issued while the last step's copy or kernels are still
-    in flight corrupts nothing; the copy itself is stream-ordered after earlier kernels.
+    Staging slots form a small ring: plan() takes a slot whose previous upload has completed
+    (an event per slot, polled, never waited on while a free slot exists; a new slot is added
+    when all are busy, up to MAX_SLOTS). So plan() does not block on the GPU, and a plan()
+    issued while earlier copies or kernels are in flight corrupts nothing; the copy itself is
+    stream-ordered after the kernels that read the previous plan.
     """
 
     # MTP / speculative decoding: query tokens per request the CUDA-graph layout makes room for
     GRAPH_TOKENS_PER_REQUEST = 8
+    MAX_SLOTS = 8
+    # MlaRunArgs: 7 pointers then 11 int64 strides (plan.h), set in one numpy assignment
+    _ARG_WORDS = 18
 
     def __init__(self, name: str, wrapper: "BatchMLAPagedAttentionWrapper"):
         from . import planner as planner_mod, workspace  # noqa: PLC0415
@@ -257,57 +313,65 @@ class _PlannedKernel:
         self.planner = None
         self.planner_key = None
         self.int_ws = None
-        self.staging = []
-        self.events = []
-        self.next_staging = 0
+        self.slots: list[_StagingSlot] = []
+        self.next_slot = 0
         self.plan_struct = None
         self.plan_ptr = 0
         self.args = workspace.MlaRunArgsStruct()
         self.args_ptr = ctypes.addressof(self.args)
+        self.args_words = np.frombuffer(self.args, dtype=np.int64, count=self._ARG_WORDS)
         self.modules = {}
         self.fn = None
         self.module = None
+        self.last_plan = None
 
     def _ensure_layout(self, batch: int, num_tokens: int, num_heads: int) -> None:
         ws = self._workspace
         w = self.wrapper
         R, K = self.family.ROWS_PER_TILE, self.family.KV_TILE
+        layout = self.layout
+        if layout is not None and batch <= layout.max_batch and \
+                ws.row_tiles_bound(batch, num_tokens, num_heads, R) <= layout.max_row_tiles:
+            return
         if w._graph_capacity is not None:
             cap = w._graph_capacity
-            need = ws.WorkspaceLayout.for_batch(cap, cap * self.GRAPH_TOKENS_PER_REQUEST, 128,
-                                                self.num_ctas, R, K)
-            if self.layout is not None:
-                if ws.row_tiles_bound(batch, num_tokens, num_heads, R) > self.layout.max_row_tiles:
-                    raise ValueError(
-                        f"qo_indptr: {num_tokens} query tokens x {num_heads} heads exceed the "
-                        f"CUDA-graph capacity of {cap} requests x {self.GRAPH_TOKENS_PER_REQUEST} "
-                        "tokens set at construction")
-                return
+            if layout is not None:
+                raise ValueError(
+                    f"qo_indptr: {num_tokens} query tokens x {num_heads} heads exceed the "
+                    f"CUDA-graph capacity of {cap} requests x {self.GRAPH_TOKENS_PER_REQUEST} "
+                    "tokens set at construction")
+            need = ws.WorkspaceLayout.for_batch(
+                cap, max(cap * self.GRAPH_TOKENS_PER_REQUEST, num_tokens), 128, self.num_ctas, R, K)
         else:
-            need = ws.WorkspaceLayout.for_batch(max(batch, 1), max(num_tokens, 1), num_heads,
-                                                self.num_ctas, R, K)
-            if self.layout is not None and self.layout.fits(need):
-                return
-            if self.layout is not None:  # grow geometrically so steps rarely reallocate
-                need = ws.WorkspaceLayout.for_batch(
-                    max(batch, 2 * self.layout.max_batch), max(num_tokens, 2 * self.layout.max_batch),
-                    128, self.num_ctas, R, K)
+            grow = 2 * layout.max_batch if layout is not None else 1
+            need = ws.WorkspaceLayout.for_batch(max(batch, grow, 1), max(num_tokens, grow, 1),
+                                                128, self.num_ctas, R, K)
         ws.check_float_workspace(need, w._float_ws_bytes)
-        if self.events:
-            for ev in self.events:      # old staging buffers may still be read by a copy
-                ev.synchronize()
+        for slot in self.slots:         # old staging slots may still be read by a copy
+            slot.event.synchronize()
         self.layout = need
-        dev = w.device
-        self.int_ws = torch.empty(need.int_workspace_bytes, dtype=torch.uint8, device=dev)
-        self.staging = [torch.empty(need.int_workspace_elems, dtype=torch.int32, pin_memory=True)
-                        for _ in range(2)]
-        self.staging_np = [t.numpy() for t in self.staging]
-        self.staging_bytes = [t.view(torch.uint8) for t in self.staging]
-        self.events = [torch.cuda.Event() for _ in range(2)]
-        self.event_used = [False, False]
+        self.int_ws = torch.empty(need.int_workspace_bytes, dtype=torch.uint8, device=w.device)
+        self.slots = [_StagingSlot(need.int_workspace_elems) for _ in range(2)]
+        self.next_slot = 0
         self.plan_struct = ws.make_plan_struct(need, self.int_ws.data_ptr(), w._float_ws.data_ptr())
         self.plan_ptr = ctypes.addressof(self.plan_struct)
         self.planner = None
+
+    def _free_slot(self) -> _StagingSlot:
+        n = len(self.slots)
+        for k in range(n):
+            slot = self.slots[(self.next_slot + k) % n]
+            if not slot.in_flight or slot.event.query():
+                self.next_slot = (self.next_slot + k + 1) % n
+                return slot
+        if n < self.MAX_SLOTS:
+            slot = _StagingSlot(self.layout.int_workspace_elems)
+            self.slots.append(slot)
+            return slot
+        slot = self.slots[self.next_slot]
+        self.next_slot = (self.next_slot + 1) % n
+        slot.event.synchronize()
+        return slot
 
     def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype):
         batch = len_h.shape[0]
@@ -317,15 +381,16 @@ class _PlannedKernel:
         if self.planner is None or self.planner_key != key:
             self.planner = self._planner_mod.Planner(self.layout, num_heads, page_size, causal)
             self.planner_key = key
-        i = self.next_staging
-        self.next_staging ^= 1
-        if self.event_used[i]:
-            self.events[i].synchronize()   # the copy issued two plans ago has finished reading
-        res = self.planner.plan(qo_h, kv_h, len_h, self.staging_np[i])
+        slot = self._free_slot()
+        res = self.planner.plan(qo_h, kv_h, len_h, slot.array)
         n = res.copy_bytes
-        self.int_ws[:n].copy_(self.staging_bytes[i][:n], non_blocking=True)
-        self.events[i].record()
-        self.event_used[i] = True
+        self.int_ws[:n].copy_(slot.bytes[:n], non_blocking=True)
+        slot.event.record()
+        slot.in_flight = True
+        if self.wrapper._graph_capacity is None:
+            # eager: size the combine grid to this plan (and skip it when nothing was split);
+            # graphs keep the capacity so the captured grid covers any later plan
+            self.plan_struct.max_merge_items = res.num_merge_items
         a = self.args
         a.kv_indices = kv_indices.data_ptr()
         a.num_heads = num_heads
@@ -343,23 +408,18 @@ class _PlannedKernel:
         self.last_plan = res
 
     def run(self, q_nope, q_pe, ckv, kpe, out, lse, lse_base_e, stream):
-        a = self.args
-        a.q_nope = q_nope.data_ptr()
-        a.q_pe = q_pe.data_ptr()
-        a.ckv = ckv.data_ptr()
-        a.kpe = kpe.data_ptr()
-        a.out = out.data_ptr()
-        a.q_nope_stride_token, a.q_nope_stride_head = q_nope.stride(0), q_nope.stride(1)
-        a.q_pe_stride_token, a.q_pe_stride_head = q_pe.stride(0), q_pe.stride(1)
-        a.ckv_stride_page, a.ckv_stride_token = ckv.stride(0), ckv.stride(1)
-        a.kpe_stride_page, a.kpe_stride_token = kpe.stride(0), kpe.stride(1)
-        a.out_stride_token, a.out_stride_head = out.stride(0), out.stride(1)
-        if lse is not None:
-            a.lse = lse.data_ptr()
-            a.lse_stride_token = lse.stride(0)
+        kv_indices = int(self.args_words[6])
+        if lse is None:
+            lse_ptr, lse_stride = 0, 0
         else:
-            a.lse = None
-        a.lse_base_e = int(lse_base_e)
+            lse_ptr, lse_stride = lse.data_ptr(), lse.stride(0)
+        self.args_words[:] = (
+            q_nope.data_ptr(), q_pe.data_ptr(), ckv.data_ptr(), kpe.data_ptr(), out.data_ptr(),
+            lse_ptr, kv_indices,
+            q_nope.stride(0), q_nope.stride(1), q_pe.stride(0), q_pe.stride(1),
+            ckv.stride(0), ckv.stride(1), kpe.stride(0), kpe.stride(1),
+            out.stride(0), out.stride(1), lse_stride)
+        self.args.lse_base_e = 1 if lse_base_e else 0
         status = self.fn(self.plan_ptr, self.args_ptr, stream)
         if status:
             raise self.module.error("mlaw_sm80_mla_run", status)
