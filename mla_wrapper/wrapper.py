@@ -223,17 +223,33 @@ class BatchMLAPagedAttentionWrapper:
             raise RuntimeError("run() called before plan(): call wrapper.plan(...) for this batch first")
         T, H, dtype, kv_dtype, ps, o_shape, pe_shape = p
         dev = self._device_index
-        if not (_fits(q_nope, dtype, o_shape, dev) and _fits(q_pe, dtype, pe_shape, dev)):
+        # Fast path: one stride() tuple per tensor serves both the check and the launch; the
+        # slow path (check_tensor) only runs to name what is wrong.
+        try:
+            qn_st, qp_st = q_nope.stride(), q_pe.stride()
+            ckv_st, kpe_st = ckv_cache.stride(), kpe_cache.stride()
+        except (AttributeError, TypeError):
+            for name, t in (("q_nope", q_nope), ("q_pe", q_pe), ("ckv_cache", ckv_cache),
+                            ("kpe_cache", kpe_cache)):
+                check_tensor(name, t)
+            raise
+        if not (q_nope.dtype is dtype and q_nope.shape == o_shape and qn_st[-1] == 1
+                and q_pe.dtype is dtype and q_pe.shape == pe_shape and qp_st[-1] == 1
+                and q_nope.get_device() == dev and q_pe.get_device() == dev):
             _check_run_tensor("q_nope", q_nope, dtype, (T, H, HEAD_DIM_CKV), self.device)
             _check_run_tensor("q_pe", q_pe, dtype, (T, H, HEAD_DIM_KPE), self.device)
-        if not (_fits_cache(ckv_cache, kv_dtype, ps, HEAD_DIM_CKV, dev)
-                and _fits_cache(kpe_cache, kv_dtype, ps, HEAD_DIM_KPE, dev)):
+        if not (_fits_cache(ckv_cache, kv_dtype, ps, HEAD_DIM_CKV, dev) and ckv_st[-1] == 1
+                and _fits_cache(kpe_cache, kv_dtype, ps, HEAD_DIM_KPE, dev) and kpe_st[-1] == 1):
             _check_cache("ckv_cache", ckv_cache, kv_dtype, ps, HEAD_DIM_CKV, self.device)
             _check_cache("kpe_cache", kpe_cache, kv_dtype, ps, HEAD_DIM_KPE, self.device)
         if out is None:
             out = torch.empty(o_shape, dtype=dtype, device=self.device)
-        elif not _fits(out, dtype, o_shape, dev):
-            _check_run_tensor("out", out, dtype, (T, H, HEAD_DIM_CKV), self.device)
+            out_st = out.stride()
+        else:
+            out_st = out.stride()
+            if not (out.dtype is dtype and out.shape == o_shape and out_st[-1] == 1
+                    and out.get_device() == dev):
+                _check_run_tensor("out", out, dtype, (T, H, HEAD_DIM_CKV), self.device)
         if return_lse or lse is not None:
             if lse is None:
                 lse = torch.empty((T, H), dtype=torch.float32, device=self.device)
@@ -242,19 +258,15 @@ class BatchMLAPagedAttentionWrapper:
                 check_tensor("lse", lse, dtypes=(torch.float32,), shape=(T, H), device=self.device,
                              last_dim_contiguous=True)
         self._impl.run(q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e,
-                       self._stream(dev))
+                       self._stream(dev), (qn_st, qp_st, ckv_st, kpe_st, out_st))
         return (out, lse) if return_lse else out
 
 
-def _fits(t, dtype, shape, dev) -> bool:
-    """Fast check of a run() tensor (details come from _check_run_tensor when it fails)."""
-    return (type(t) is torch.Tensor and t.dtype is dtype and t.shape == shape
-            and t.get_device() == dev and t.stride(-1) == 1)
-
-
 def _fits_cache(t, dtype, page_size, dim, dev) -> bool:
-    return (type(t) is torch.Tensor and t.dtype is dtype and t.dim() == 3 and t.shape[1] == page_size
-            and t.shape[2] == dim and t.get_device() == dev and t.stride(-1) == 1)
+    """Fast check of a cache view (details come from _check_cache when it fails)."""
+    shape = t.shape
+    return (t.dtype is dtype and len(shape) == 3 and shape[1] == page_size and shape[2] == dim
+            and t.get_device() == dev)
 
 
 def _check_run_tensor(name, t, dtype, shape, device):
@@ -324,6 +336,8 @@ class _PlannedKernel:
         self.fn = None
         self.module = None
         self.last_plan = None
+        self.kv_indices_ptr = 0
+        self.lse_base_e = 0
 
     def _ensure_layout(self, batch: int, num_tokens: int, num_heads: int) -> None:
         ws = self._workspace
@@ -392,7 +406,7 @@ class _PlannedKernel:
             # graphs keep the capacity so the captured grid covers any later plan
             self.plan_struct.max_merge_items = res.num_merge_items
         a = self.args
-        a.kv_indices = kv_indices.data_ptr()
+        self.kv_indices_ptr = kv_indices.data_ptr()
         a.num_heads = num_heads
         a.page_size = page_size
         a.sm_scale = sm_scale
@@ -407,19 +421,18 @@ class _PlannedKernel:
         self.fn = mod.mlaw_sm80_mla_run
         self.last_plan = res
 
-    def run(self, q_nope, q_pe, ckv, kpe, out, lse, lse_base_e, stream):
-        kv_indices = int(self.args_words[6])
+    def run(self, q_nope, q_pe, ckv, kpe, out, lse, lse_base_e, stream, strides):
+        qn, qp, ck, kp, o = strides
         if lse is None:
             lse_ptr, lse_stride = 0, 0
         else:
             lse_ptr, lse_stride = lse.data_ptr(), lse.stride(0)
         self.args_words[:] = (
             q_nope.data_ptr(), q_pe.data_ptr(), ckv.data_ptr(), kpe.data_ptr(), out.data_ptr(),
-            lse_ptr, kv_indices,
-            q_nope.stride(0), q_nope.stride(1), q_pe.stride(0), q_pe.stride(1),
-            ckv.stride(0), ckv.stride(1), kpe.stride(0), kpe.stride(1),
-            out.stride(0), out.stride(1), lse_stride)
-        self.args.lse_base_e = 1 if lse_base_e else 0
+            lse_ptr, self.kv_indices_ptr, qn[0], qn[1], qp[0], qp[1], ck[0], ck[1], kp[0], kp[1],
+            o[0], o[1], lse_stride)
+        if lse_base_e != self.lse_base_e:
+            self.lse_base_e = self.args.lse_base_e = 1 if lse_base_e else 0
         status = self.fn(self.plan_ptr, self.args_ptr, stream)
         if status:
             raise self.module.error("mlaw_sm80_mla_run", status)
@@ -459,7 +472,7 @@ class _CutlassKernel:
             raise ValueError(f"float_workspace_buffer: the cutlass backend needs {need} bytes for "
                              f"this batch, got {self.wrapper._float_ws_bytes}")
 
-    def run(self, q_nope, q_pe, ckv, kpe, out, lse, lse_base_e, stream):
+    def run(self, q_nope, q_pe, ckv, kpe, out, lse, lse_base_e, stream, strides):
         ws = self.wrapper._float_ws.view(torch.uint8)
         self.sm100.run(q_nope, q_pe, (ckv, kpe), self.seq_lens, self.page_table, ws,
                        self.sm_scale, -1, out=out, lse=lse, return_lse_base_on_e=lse_base_e)

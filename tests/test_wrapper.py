@@ -283,3 +283,16 @@ def test_backend_selection_rules():
     mixed = backends.Problem(16, 64, torch.bfloat16, torch.float16, 1, False)
     assert "differs" in backends.why_not("sm80", mixed, _dev(9, 0))
     assert "not available" in backends.why_not("sm90", p, _dev(9, 0))
+
+
+@pytest.mark.gpu
+def test_run_rejects_non_tensors(workspace):
+    b = make_batch([10], 1, 16, 16, torch.bfloat16, seed=8)
+    w = new_wrapper(workspace)
+    plan(w, b, False)
+    with pytest.raises(ValueError, match="q_pe: expected a torch.Tensor"):
+        w.run(b["q_nope"], b["q_pe"].cpu().numpy().tolist(), b["ckv"], b["kpe"])
+    with pytest.raises(ValueError, match="lse: expected shape"):
+        w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], lse=torch.empty(3, 3, device="cuda"))
+    with pytest.raises(ValueError, match="kpe_cache.*dtype"):
+        w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"].half())
