@@ -38,11 +38,21 @@ DEVICE_PLAN = "mlaw_device_plan"
 _DEVICE_PLAN_ARGS = ("ptr",) * 6 + ("i32",) * 5 + ("i64", "stream")
 
 
+_PLAN_IO_EXPORTS = (
+    Export("mlaw_event_create", ("ptr",)),
+    Export("mlaw_event_destroy", ("ptr",)),
+    Export("mlaw_event_query", ("ptr",)),
+    Export("mlaw_event_synchronize", ("ptr",)),
+    Export("mlaw_plan_upload", ("ptr", "ptr", "i64", "ptr", "stream")),
+)
+
+
 def device_plan_spec(arch: str) -> KernelSpec:
-    """GPU-side uniform split plan (include/mla_wrapper/common/device_plan.cuh)."""
+    """GPU-side uniform split plan (include/mla_wrapper/common/device_plan.cuh) and the plan
+    upload helpers (async copy + event) the wrapper's plan() uses."""
     return KernelSpec(family="device_plan", template="device_plan.cu.jinja",
                       arch=normalize_arch(arch),
-                      exports=(Export(DEVICE_PLAN, _DEVICE_PLAN_ARGS),))
+                      exports=(Export(DEVICE_PLAN, _DEVICE_PLAN_ARGS),) + _PLAN_IO_EXPORTS)
 
 
 def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:

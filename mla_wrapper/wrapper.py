@@ -125,6 +125,11 @@ class BatchMLAPagedAttentionWrapper:
         qo_indptr / kv_indptr / kv_len_arr may be host or device tensors: device ones cost one
         device-to-host copy (a sync), so serving loops should pass host copies.
         """
+        if torch.cuda.current_device() != self._device_index:
+            with torch.cuda.device(self._device_index):   # our launchers use the current device
+                return self.plan(qo_indptr, kv_indptr, kv_indices, kv_len_arr, num_heads,
+                                 head_dim_ckv, head_dim_kpe, page_size, causal, sm_scale,
+                                 q_data_type, kv_data_type, use_profiler)
         causal = bool(causal)
         config = (num_heads, head_dim_ckv, head_dim_kpe, page_size, causal, q_data_type,
                   kv_data_type)
@@ -223,6 +228,10 @@ class BatchMLAPagedAttentionWrapper:
             raise RuntimeError("run() called before plan(): call wrapper.plan(...) for this batch first")
         T, H, dtype, kv_dtype, ps, o_shape, pe_shape = p
         dev = self._device_index
+        if torch.cuda.current_device() != dev:
+            with torch.cuda.device(dev):   # our launchers use the current device
+                return self.run(q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse,
+                                profiler_buffer, kv_len, page_table, return_lse_base_on_e)
         # Fast path: one stride() tuple per tensor serves both the check and the launch; the
         # slow path (check_tensor) only runs to name what is wrong.
         try:
@@ -284,14 +293,39 @@ def _check_cache(name, t, dtype, page_size, dim, device):
 
 
 class _StagingSlot:
-    """One pinned host copy of the int workspace and the event of its last upload."""
+    """One pinned host copy of the int workspace and the event of its last upload (a raw CUDA
+    event made by the plan-upload library: cheaper to record and poll than torch's)."""
 
-    def __init__(self, nelems: int):
+    def __init__(self, nelems: int, io):
         self.tensor = torch.empty(nelems, dtype=torch.int32, pin_memory=True)
         self.array = self.tensor.numpy()
-        self.bytes = self.tensor.view(torch.uint8)
-        self.event = torch.cuda.Event()
+        self.ptr = self.tensor.data_ptr()
+        self.io = io
+        handle = ctypes.c_void_p()
+        io.call("mlaw_event_create", ctypes.addressof(handle))
+        self.event = handle.value
         self.in_flight = False
+
+    def busy(self) -> bool:
+        if not self.in_flight:
+            return False
+        status = self.io.mlaw_event_query(self.event)
+        if status > 1:
+            raise self.io.error("mlaw_event_query", status)
+        self.in_flight = status == 1
+        return self.in_flight
+
+    def wait(self) -> None:
+        if self.in_flight:
+            self.io.call("mlaw_event_synchronize", self.event)
+            self.in_flight = False
+
+    def __del__(self):
+        try:
+            self.wait()
+            self.io.mlaw_event_destroy(self.event)
+        except Exception:  # noqa: BLE001 (interpreter shutdown)
+            pass
 
 
 class _PlannedKernel:
@@ -336,6 +370,11 @@ class _PlannedKernel:
         self.fn = None
         self.module = None
         self.last_plan = None
+        from .jit import load  # noqa: PLC0415
+        from .jit.env import device_arch  # noqa: PLC0415
+        from .kernels import device_plan_spec  # noqa: PLC0415
+        self.io = load(device_plan_spec(device_arch(wrapper.device)))
+        self.upload = self.io.mlaw_plan_upload
         self.kv_indices_ptr = 0
         self.lse_base_e = 0
 
@@ -362,10 +401,11 @@ class _PlannedKernel:
                                                 128, self.num_ctas, R, K)
         ws.check_float_workspace(need, w._float_ws_bytes)
         for slot in self.slots:         # old staging slots may still be read by a copy
-            slot.event.synchronize()
+            slot.wait()
         self.layout = need
         self.int_ws = torch.empty(need.int_workspace_bytes, dtype=torch.uint8, device=w.device)
-        self.slots = [_StagingSlot(need.int_workspace_elems) for _ in range(2)]
+        self.int_ws_ptr = self.int_ws.data_ptr()
+        self.slots = [_StagingSlot(need.int_workspace_elems, self.io) for _ in range(2)]
         self.next_slot = 0
         self.plan_struct = ws.make_plan_struct(need, self.int_ws.data_ptr(), w._float_ws.data_ptr())
         self.plan_ptr = ctypes.addressof(self.plan_struct)
@@ -375,16 +415,16 @@ class _PlannedKernel:
         n = len(self.slots)
         for k in range(n):
             slot = self.slots[(self.next_slot + k) % n]
-            if not slot.in_flight or slot.event.query():
+            if not slot.busy():
                 self.next_slot = (self.next_slot + k + 1) % n
                 return slot
         if n < self.MAX_SLOTS:
-            slot = _StagingSlot(self.layout.int_workspace_elems)
+            slot = _StagingSlot(self.layout.int_workspace_elems, self.io)
             self.slots.append(slot)
             return slot
         slot = self.slots[self.next_slot]
         self.next_slot = (self.next_slot + 1) % n
-        slot.event.synchronize()
+        slot.wait()
         return slot
 
     def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype):
@@ -397,9 +437,10 @@ class _PlannedKernel:
             self.planner_key = key
         slot = self._free_slot()
         res = self.planner.plan(qo_h, kv_h, len_h, slot.array)
-        n = res.copy_bytes
-        self.int_ws[:n].copy_(slot.bytes[:n], non_blocking=True)
-        slot.event.record()
+        status = self.upload(self.int_ws_ptr, slot.ptr, res.copy_bytes, slot.event,
+                             self.wrapper._stream(self.wrapper._device_index))
+        if status:
+            raise self.io.error("mlaw_plan_upload", status)
         slot.in_flight = True
         if self.wrapper._graph_capacity is None:
             # eager: size the combine grid to this plan (and skip it when nothing was split);

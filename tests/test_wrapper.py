@@ -291,7 +291,7 @@ def test_run_rejects_non_tensors(workspace):
     w = new_wrapper(workspace)
     plan(w, b, False)
     with pytest.raises(ValueError, match="q_pe: expected a torch.Tensor"):
-        w.run(b["q_nope"], b["q_pe"].cpu().numpy().tolist(), b["ckv"], b["kpe"])
+        w.run(b["q_nope"], b["q_pe"].float().cpu().tolist(), b["ckv"], b["kpe"])
     with pytest.raises(ValueError, match="lse: expected shape"):
         w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], lse=torch.empty(3, 3, device="cuda"))
     with pytest.raises(ValueError, match="kpe_cache.*dtype"):
