@@ -50,7 +50,36 @@ def host_us(fn, iters=200, repeats=5, busy=True):
     return statistics.median(out)
 
 
+def profile(B=128, H=128):
+    """cProfile of plan() and run() at one size (where the host time goes)."""
+    import cProfile
+    import pstats
+
+    dev = torch.device("cuda")
+    c = make_case(H, B, 1024, 64, 1, dev, seed=B)
+    w = BatchMLAPagedAttentionWrapper(torch.empty(256 << 20, dtype=torch.uint8, device=dev))
+    args = (c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
+            SM_SCALE, torch.bfloat16, torch.bfloat16)
+    out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
+    for what, fn in (("plan", lambda: w.plan(*args)),
+                     ("run", lambda: w.run(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], out=out))):
+        w.plan(*args)
+        for _ in range(50):
+            fn()
+        torch.cuda.synchronize()
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(200):
+            fn()
+        pr.disable()
+        torch.cuda.synchronize()
+        print(f"--- {what} B={B} H={H}: 200 calls")
+        pstats.Stats(pr).sort_stats("tottime").print_stats(12)
+
+
 def main():
+    if "--profile" in sys.argv:
+        return profile()
     dev = torch.device("cuda")
     ctx = device_context()
     writer = ResultWriter("host", ctx)
