@@ -175,7 +175,12 @@ def main(argv=None) -> int:
     c.add_argument("pattern", nargs="?", help="only entries whose name matches (glob or substring)")
     sub.add_parser("info", help="versions, GPU, cache dir")
     args = parser.parse_args(argv)
-    return {"warmup": cmd_warmup, "list": cmd_list, "clean": cmd_clean, "info": cmd_info}[args.cmd](args)
+    command = {"warmup": cmd_warmup, "list": cmd_list, "clean": cmd_clean, "info": cmd_info}[args.cmd]
+    try:
+        return command(args)
+    except ValueError as e:          # bad arguments: the message names the option
+        print(f"mla_wrapper {args.cmd}: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

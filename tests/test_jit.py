@@ -206,3 +206,17 @@ def test_selftest_kernel_runs_on_gpu():
     assert torch.equal(y, x * 2.0)
     with pytest.raises(Exception, match="n must be >= 0"):
         mod.call("mlaw_selftest_scale", x.data_ptr(), y.data_ptr(), -1, 0)
+
+
+@pytest.mark.compile
+def test_cli_warmup_then_nothing_to_build(cache):
+    env = os.environ.copy()
+    cmd = [sys.executable, "-m", "mla_wrapper", "warmup", "--arch", "sm_90a", "--family", "merge",
+           "--dtype", "bf16", "--jobs", "2"]
+    first = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "2 to build" in first.stdout and "built 2 of 2" in first.stdout
+    second = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert second.returncode == 0 and "2 cached, 0 to build" in second.stdout
+    bad = subprocess.run(cmd[:-4] + ["--family", "nope"], capture_output=True, text=True, env=env)
+    assert bad.returncode != 0 and "--family" in bad.stderr

@@ -251,6 +251,9 @@ def test_errors(workspace):
     g = BatchMLAPagedAttentionWrapper(workspace, use_cuda_graph=True, **cap_bufs)
     with pytest.raises(ValueError, match="CUDA-graph capacity 1"):
         plan(g, b, False)
+    if torch.cuda.get_device_capability()[0] != 10:
+        with pytest.raises(ValueError, match="backend='cutlass' cannot serve.*Blackwell"):
+            plan(new_wrapper(workspace, backend="cutlass"), b, False)
     with pytest.raises(ValueError, match="kv_indptr: use_cuda_graph=True needs"):
         BatchMLAPagedAttentionWrapper(workspace, use_cuda_graph=True, qo_indptr=cap_bufs["qo_indptr"])
 
