@@ -19,7 +19,8 @@ namespace sm80 {
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 // Returns 0 when the kernel can run these arguments, else a mlaw::fail status naming the field.
-inline int can_implement(const MlaPlan* plan, const MlaRunArgs* a, const char* name) {
+template <typename Cfg>
+int can_implement(const MlaPlan* plan, const MlaRunArgs* a, const char* name) {
   if (plan == nullptr) return fail("%s: plan is NULL", name);
   if (a == nullptr) return fail("%s: run args are NULL", name);
   if (!plan->cta_work_indptr || !plan->work_info || !plan->request_info || !plan->counts)
@@ -29,8 +30,8 @@ inline int can_implement(const MlaPlan* plan, const MlaRunArgs* a, const char* n
   if (plan->rows_per_tile != kRowsPerTile)
     return fail("%s: plan.rows_per_tile must be %d for this kernel, got %d (plan made for another "
                 "backend?)", name, kRowsPerTile, plan->rows_per_tile);
-  if (plan->kv_tile <= 0 || plan->kv_tile % kKvTile != 0)
-    return fail("%s: plan.kv_tile must be a positive multiple of %d, got %d", name, kKvTile,
+  if (plan->kv_tile <= 0 || plan->kv_tile % Cfg::kKvTile != 0)
+    return fail("%s: plan.kv_tile must be a positive multiple of %d, got %d", name, Cfg::kKvTile,
                 plan->kv_tile);
   if (plan->max_merge_items < 0)
     return fail("%s: plan.max_merge_items must be >= 0, got %d", name, plan->max_merge_items);
@@ -65,9 +66,10 @@ struct DeviceSetup {
   int combine_grid = 0;
 };
 
-template <typename T>
+template <typename T, typename Cfg>
 int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name) {
-  if (int st = can_implement(plan, args, name)) return st;
+  if (int st = can_implement<Cfg>(plan, args, name)) return st;
+  constexpr int kSmemBytes = Cfg::kSmemBytes;
   int device = 0;
   MLAW_CUDA_TRY(cudaGetDevice(&device));
   static DeviceSetup setup[64];
@@ -78,10 +80,11 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     MLAW_CUDA_TRY(
         cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     if (smem_optin < kSmemBytes)
-      return fail("%s: this kernel needs %d bytes of shared memory per block, device %d allows "
-                  "%d (the sm80 family's 64x64 tile config targets SM90-class GPUs)",
-                  name, kSmemBytes, device, smem_optin);
-    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_attention_kernel<T>,
+      return fail("%s: this kernel (KV tile %d x %d stages) needs %d bytes of shared memory "
+                  "per block, device %d allows %d (build the config sm80.config_for_smem() "
+                  "picks for this device)",
+                  name, Cfg::kKvTile, Cfg::kStages, kSmemBytes, device, smem_optin);
+    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_attention_kernel<T, Cfg>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -89,7 +92,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     ds.ready = true;
   }
   if (plan->num_ctas > 0) {
-    mla_attention_kernel<T><<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args);
+    mla_attention_kernel<T, Cfg><<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args);
     if (int st = launch_status()) return st;
   }
   if (plan->max_merge_items > 0) {
