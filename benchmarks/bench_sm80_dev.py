@@ -26,6 +26,24 @@ from mla_wrapper.jit import env, load  # noqa: E402
 from mla_wrapper.jit.load import KernelModule  # noqa: E402
 
 
+VARIANT_FLAGS = {  # experimental compile-time knobs of mla_kernel.cuh
+    "early": "-DMLAW_SM80_EARLY_REFILL_ROWS=32",
+    "early48": "-DMLAW_SM80_EARLY_REFILL_ROWS=48",
+    "allearly": "-DMLAW_SM80_EARLY_REFILL_ROWS=64",
+}
+
+
+def variant_spec(name, dtype, arch):
+    """'64x2' or '64x2+acc+noearly': a config plus VARIANT_FLAGS."""
+    import dataclasses
+
+    config, *knobs = name.split("+")
+    s = sm80.spec(dtype, arch, config=config)
+    if knobs:
+        s = dataclasses.replace(s, extra_flags=tuple(VARIANT_FLAGS[k] for k in knobs))
+    return s
+
+
 def modules(configs, orig, dtype="bf16"):
     arch = env.device_arch(torch.device("cuda"))
     out = {}
@@ -33,7 +51,7 @@ def modules(configs, orig, dtype="bf16"):
         s = sm80.spec(dtype, arch, config="64x2")
         out["orig"] = KernelModule(s, orig)
     for c in configs:
-        out[c] = load(sm80.spec(dtype, arch, config=c))
+        out[c] = load(variant_spec(c, dtype, arch))
     return out
 
 
@@ -43,10 +61,10 @@ def check_grid(mods, dtypes=("bf16", "fp16")):
     for name, _ in mods.items():
         if name == "orig":
             continue
-        for dt in dtypes:
-            mod = load(sm80.spec(dt, env.device_arch(torch.device("cuda")), config=name))
+        for dt in (dtypes if "+" not in name else ("bf16",)):
+            mod = load(variant_spec(name, dt, env.device_arch(torch.device("cuda"))))
             tdt = torch.bfloat16 if dt == "bf16" else torch.float16
-            for H in (16, 64, 128):
+            for H in (16, 32, 64, 128):
                 for page in (1, 16, 64):
                     for mode in ("simple", "split", "balanced"):
                         for qo in ("decode", "mtp"):
@@ -73,6 +91,24 @@ def check_grid(mods, dtypes=("bf16", "fp16")):
     for k, v in worst.items():
         print(f"check {k[0]} {k[1]}: worst rel err o={v[0]:.2e} lse={v[1]:.2e}", flush=True)
     return n
+
+
+def check_graph(mod):
+    """Capture attention + combine (PDL edge) in a CUDA graph, refresh inputs, replay."""
+    p = DevProblem([1, 3, 1, 1], [500, 129, 64, 3000], 16, 16, torch.bfloat16, True, "split",
+                   num_ctas=11)
+    p.run(mod)
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        with torch.cuda.graph(graph, stream=stream):
+            p.run(mod, stream.cuda_stream)
+    for t in (p.q_nope, p.q_pe, p.ckv, p.kpe):
+        t.copy_(torch.randn(t.shape, device=t.device).to(t.dtype))
+    p.out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    return p.errors()
 
 
 def bench(fn):
@@ -119,6 +155,9 @@ def main():
         t = time.time()
         n = check_grid(mods)
         print(f"checked {n} problems in {time.time() - t:.0f}s", flush=True)
+        for name, mod in mods.items():
+            if name != "orig":
+                print(f"graph replay {name}: rel err o, lse = {check_graph(mod)}", flush=True)
     shapes = SHAPES if not args.shapes else [tuple(map(int, s.split("x")))
                                              for s in args.shapes.split(",")]
     rows = []
@@ -143,7 +182,7 @@ def main():
                      tflops=flops / t * 1e-12, gbps=nbytes / t * 1e-9, err_vs_first=err,
                      nan=bool(torch.isnan(o).any().item()))
             rows.append(r)
-            print(f"H={H:3d} B={B:3d} L={L:5d} {name:6s} {t * 1e6:8.1f} us "
+            print(f"H={H:3d} B={B:3d} L={L:5d} {name:14s} {t * 1e6:8.1f} us "
                   f"{r['tflops']:6.1f} TF/s {r['gbps']:6.0f} GB/s err={err:.1e}"
                   f"{' NAN' if r['nan'] else ''}", flush=True)
         del p

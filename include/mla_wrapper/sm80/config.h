@@ -5,9 +5,10 @@
 //
 // Configurations (KV tile tokens x stages; bytes of dynamic shared memory):
 //   64x2  230,912  (SM90-class: H100/H200, >= 227 KB per block)  the original schedule
-//   32x4  230,912  (SM90-class)  4 stages of 32 tokens: 2-3 tiles in flight while computing
-//   32x2  155,136  (A100 / SM80 / SM87: 164 KB per block)
-//   16x1   95,744  (Ada / SM86 / SM89 / SM120: 99-100 KB per block)  no load/compute overlap
+//   32x4  226,816  (SM90-class)  4 stages of 32 tokens: 2-3 tiles in flight while computing
+//         (slower than 64x2 on an H200 at every shape measured: kept for experiments)
+//   32x2  153,088  (A100 / SM80 / SM87: 163 KB per block)
+//   16x1   95,232  (Ada / SM86 / SM89 / SM120: 99 KB per block)  no load/compute overlap
 // The plan's kv_tile (split granularity, KV_TILE = 64 in sm80.py) only has to be a multiple
 // of the kernel's tile, so one plan serves every configuration.
 #pragma once
@@ -59,6 +60,10 @@ struct KvConfig {
   static_assert(kPlanKvTile % KvTile == 0, "the plan granularity must be a multiple of the tile");
   static_assert(kSmemBytes <= 232448, "sm80 MLA kernel exceeds 227 KB of shared memory");
 };
+
+static_assert(KvConfig<64, 2>::kSmemBytes == 230912 && KvConfig<32, 4>::kSmemBytes == 226816 &&
+                  KvConfig<32, 2>::kSmemBytes == 153088 && KvConfig<16, 1>::kSmemBytes == 95232,
+              "update CONFIGS in mla_wrapper/sm80.py and the table above");
 
 // Combine kernel: one warp per (merge item, row); each lane merges 16 columns.
 constexpr int kCombineWarps = 8;

@@ -63,6 +63,7 @@ int can_implement(const MlaPlan* plan, const MlaRunArgs* a, const char* name) {
 
 struct DeviceSetup {
   bool ready = false;
+  bool pdl = false;  // SM90+: the combine kernel launches early (programmatic dependent launch)
   int combine_grid = 0;
 };
 
@@ -89,6 +90,9 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     ds.combine_grid = sms * 4;
+    int major = 0;
+    MLAW_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    ds.pdl = major >= 9;
     ds.ready = true;
   }
   if (plan->num_ctas > 0) {
@@ -99,7 +103,20 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile;
     const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
     const int grid = static_cast<int>(blocks_needed < ds.combine_grid ? blocks_needed : ds.combine_grid);
-    mla_combine_kernel<T><<<grid, kCombineWarps * 32, 0, stream>>>(*plan, *args);
+    // Programmatic dependent launch: the attention CTAs allow it as they start, so the
+    // combine grid is launched (and parks in griddepcontrol.wait on free SMs) while attention
+    // runs, instead of after it; the wait returns once attention's writes are visible.
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(kCombineWarps * 32);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = ds.pdl ? 1 : 0;
+    MLAW_CUDA_TRY(cudaLaunchKernelEx(&cfg, mla_combine_kernel<T>, *plan, *args));
     if (int st = launch_status()) return st;
   }
   return 0;

@@ -1,19 +1,27 @@
 // The portable (SM80+) MLA attention kernel: persistent CTAs walking the plan's work list.
+// Templated on a KvConfig<KV tile, stages> (config.h): 64x2 on SM90-class GPUs, 32x2 on A100,
+// 16x1 on Ada; the text below describes 64x2 (other tiles: kKvTile tokens, kStages stages).
 //
 // Schedule of one CTA (256 threads = 8 warps, one CTA per SM, 226 KB of shared memory):
+//   as it starts (SM90+): griddepcontrol.launch_dependents, so the combine kernel is launched
+//     early (programmatic dependent launch; it waits for this grid before reading).
 //   for each work item (request r, row tile t, kv range [kv_start, kv_end), partial slot):
-//     cp.async the Q tile (64 rows x 576, rows = (query token, head)) and KV tile 0.
-//     for each KV tile i of 64 tokens (2 stages: tile i+1 is in flight while i is computed):
-//       wait for tile i; __syncthreads; issue tile i+1 (16-byte cp.async gathers through the
-//       page table; page ids of tile i+2 are prefetched into registers meanwhile).
+//     cp.async the Q tile (64 rows x 576, rows = (query token, head)) with KV tile 0, then
+//     tiles 1 .. kStages-2 (one cp.async group per tile).
+//     for each KV tile i of 64 tokens (tiles i+1 .. i+kStages-1 in flight while i is computed):
+//       wait for tile i; __syncthreads; issue tile i+kStages-1 into the stage tile i-1 used
+//       (16-byte cp.async gathers through the page table; the page ids of the tile after it
+//       are prefetched into registers meanwhile). 1 stage: the next tile is issued after the
+//       output phase (no overlap; the 99 KB config).
 //       scores: warp (g = w % 4, half = w / 4) computes S[16 rows of g, 32 tokens of half]
 //         over all 576 columns (mma.sync m16n8k16, Q and K by ldmatrix, fragments of k-step
 //         kk+1 loaded while the MMAs of kk run), scales by
 //         sm_scale * log2(e), masks (kv_end, causal limit per row), exchanges its row max with
 //         the other half through shared memory (named barrier of the pair), computes
 //         P = exp2(S - m), keeps a per-thread partial row sum and writes P (16-bit) and the
-//         rescale factor alpha of each row to shared memory.
-//       __syncthreads_or (also tells whether any row max moved; if none, no rescale)
+//         rescale factor alpha of each row to shared memory. (16-token tiles: warps 0-3 only,
+//         16 rows x 16 tokens each, no exchange.)
+//       __syncthreads_or (also tells whether any valid row's max moved; if none, no rescale)
 //       output: warp w rescales O[64 rows, columns 64w..64w+63] (128 fp32 registers/thread)
 //         by alpha and accumulates P[64 x 64] V[64 x 64w..] (V = first 512 columns of the
 //         same KV tile, ldmatrix.trans); row blocks of 16 past the tile's valid rows are
@@ -29,6 +37,14 @@
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/sm80/config.h"
 #include "mla_wrapper/sm80/traits.cuh"
+
+// Row tiles with at most this many valid rows refill the KV ring before waiting for the
+// current tile (see the main loop). Off (0): measured on an H200 (2026-11-22), it did not
+// help H = 16 (-2..+1%: the cp.async stream is not limited by bytes in flight) and costs
+// compute-bound tiles a barrier (-3%). Kept as a knob for experiments.
+#ifndef MLAW_SM80_EARLY_REFILL_ROWS
+#define MLAW_SM80_EARLY_REFILL_ROWS 0
+#endif
 
 namespace mlaw {
 namespace sm80 {
@@ -97,10 +113,11 @@ __device__ __forceinline__ void load_kv_tile(const MlaRunArgs& args, char* stage
   }
 }
 
+// Loads Q rows [0, load_rows) (rows past valid_rows as zeros).
 template <typename T>
 __device__ __forceinline__ void load_q_tile(const MlaRunArgs& args, char* sq, int qo_start,
-                                            int row0, int valid_rows, int tid) {
-  for (int idx = tid; idx < kRowsPerTile * kChunksPerRow; idx += kThreads) {
+                                            int row0, int valid_rows, int load_rows, int tid) {
+  for (int idx = tid; idx < load_rows * kChunksPerRow; idx += kThreads) {
     const int r = idx / kChunksPerRow;
     const int c = idx % kChunksPerRow;
     const bool valid = r < valid_rows;
@@ -156,6 +173,33 @@ __device__ __forceinline__ void accumulate_pv(float (&acc)[4][8][4], const char*
   }
 }
 
+// S[16 rows, kTokW tokens] += Q K^T over k-steps [K0, K0 + NK) of 16 columns. Fragments of
+// k-step kk+1 are loaded while the MMAs of kk run (fully unrolled, so the double buffer lives
+// in registers). Swizzled addresses: chunk 2 kk + x of row r sits at ((2 kk + x) ^ (r & 7)) *
+// 16, i.e. a per-thread offset for kk % 4 (qptr / kptr) plus the compile-time (kk / 4) * 128.
+template <typename T, int kTokW, int K0, int NK>
+__device__ __forceinline__ void score_mma(float (&s)[kTokW / 8][4], const char* const (&qptr)[4],
+                                          const char* const (&kptr)[4]) {
+  uint32_t a[2][4], b[2][kTokW / 16][4];
+  auto load_frags = [&](int kk, int buf) {
+    ldsm_x4(qptr[kk % 4] + (kk / 4) * 128, a[buf]);
+#pragma unroll
+    for (int np = 0; np < kTokW / 16; ++np)
+      ldsm_x4(kptr[kk % 4] + (kk / 4) * 128 + np * 16 * kRowBytes, b[buf][np]);
+  };
+  load_frags(K0, 0);
+#pragma unroll
+  for (int i = 0; i < NK; ++i) {
+    const int cur = i & 1;
+    if (i + 1 < NK) load_frags(K0 + i + 1, cur ^ 1);
+#pragma unroll
+    for (int np = 0; np < kTokW / 16; ++np) {
+      mma_16816<T>(s[2 * np], a[cur], b[cur][np][0], b[cur][np][1]);
+      mma_16816<T>(s[2 * np + 1], a[cur], b[cur][np][2], b[cur][np][3]);
+    }
+  }
+}
+
 template <typename T, typename Cfg>
 __global__ void __launch_bounds__(kThreads, 1)
     mla_attention_kernel(const MlaPlan plan, const MlaRunArgs args) {
@@ -167,6 +211,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kPasses = Cfg::kLoadPasses;
   extern __shared__ __align__(128) char smem_raw[];
   SmemLayout<Cfg> sm(smem_raw);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // Let the combine kernel launch now (it waits for this grid's completion before reading).
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
 
   const int tid = threadIdx.x;
   const int warp = tid / 32;
@@ -195,6 +243,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int row0 = row_tile * kRowsPerTile;
     const int valid_rows = min(kRowsPerTile, qo_len * num_heads - row0);
     const int num_tiles = kv_end > kv_start ? (kv_end - kv_start + kKvTile - 1) / kKvTile : 0;
+    const bool early_refill = valid_rows <= MLAW_SM80_EARLY_REFILL_ROWS;
 
     __syncthreads();  // the previous work item is done with every shared buffer
 
@@ -202,7 +251,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     // each, empty past the end, so that group i always holds tile i).
     int page_next[kPasses];  // pages of the next tile to issue (tile `issued`)
     int issued = 0;
-    if (num_tiles > 0) load_q_tile<T>(args, sm.q, qo_start, row0, valid_rows, tid);
+    if (num_tiles > 0)
+      load_q_tile<T>(args, sm.q, qo_start, row0, valid_rows, kRowsPerTile, tid);
     tile_pages<Cfg>(args, page_start, kv_start, kv_end, tid, page_next);
 #pragma unroll
     for (int s = 0; s < (kStages > 1 ? kStages - 1 : 1); ++s) {
@@ -242,15 +292,29 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     for (int it = 0; it < num_tiles; ++it) {
       if constexpr (kStages > 1) {
-        cute::cp_async_wait<kStages - 2>();  // tile `it` has landed (this thread's part)
-        __syncthreads();  // tile `it` visible to all; everyone is done with tile it-1 and P
-        if (issued < num_tiles) {  // refill the stage that tile it-1 used
-          load_kv_tile<T, Cfg>(args, sm.kv + (issued % kStages) * Cfg::kKvStageBytes,
-                               kv_start + issued * kKvTile, page_next, tid);
-          ++issued;
-          tile_pages<Cfg>(args, page_start, kv_start + issued * kKvTile, kv_end, tid, page_next);
+        auto refill = [&]() {  // the stage that tile it-1 used gets tile it + kStages - 1
+          if (issued < num_tiles) {
+            load_kv_tile<T, Cfg>(args, sm.kv + (issued % kStages) * Cfg::kKvStageBytes,
+                                 kv_start + issued * kKvTile, page_next, tid);
+            ++issued;
+            tile_pages<Cfg>(args, page_start, kv_start + issued * kKvTile, kv_end, tid,
+                            page_next);
+          }
+          cute::cp_async_fence();
+        };
+        if (early_refill) {
+          // Memory-bound tiles (few rows): refill before waiting for tile `it`, so that the
+          // next tile's requests are in flight while this one's last bytes arrive (one more
+          // barrier per tile; with 2 stages this doubles the bytes in flight).
+          __syncthreads();  // everyone is done with tile it-1 and P
+          refill();
+          cute::cp_async_wait<kStages - 1>();  // tile `it` has landed (this thread's part)
+          __syncthreads();  // tile `it` visible to all
+        } else {
+          cute::cp_async_wait<kStages - 2>();  // tile `it` has landed (this thread's part)
+          __syncthreads();  // tile `it` visible to all; everyone is done with tile it-1 and P
+          refill();
         }
-        cute::cp_async_fence();
       } else {
         cute::cp_async_wait<0>();
         __syncthreads();
@@ -267,10 +331,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       int rescale = 0;
       if (score_warp) {
         if (score_active) {
-          // Fragments of k-step kk+1 are loaded while the MMAs of kk run (fully unrolled, so
-          // the double buffer lives in registers).
-          // Swizzled addresses: chunk 2 kk + x of row r sits at ((2 kk + x) ^ (r & 7)) * 16,
-          // i.e. a per-thread offset for kk % 4 plus the compile-time (kk / 4) * 128.
           const int a_row = 16 * g + lane % 16;
           const int b_tok = kTokW * half + (lane % 8) + (lane / 16) * 8;
           const char* qptr[4];
@@ -280,24 +340,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             qptr[j] = sm.q + a_row * kRowBytes + (((2 * j + lane / 16) ^ (a_row & 7)) << 4);
             kptr[j] = skv + b_tok * kRowBytes + (((2 * j + (lane / 8) % 2) ^ (b_tok & 7)) << 4);
           }
-          uint32_t a[2][4], b[2][kTokW / 16][4];
-          auto load_frags = [&](int kk, int buf) {
-            ldsm_x4(qptr[kk % 4] + (kk / 4) * 128, a[buf]);
-#pragma unroll
-            for (int np = 0; np < kTokW / 16; ++np)
-              ldsm_x4(kptr[kk % 4] + (kk / 4) * 128 + np * 16 * kRowBytes, b[buf][np]);
-          };
-          load_frags(0, 0);
-#pragma unroll
-          for (int kk = 0; kk < kHeadDimQk / 16; ++kk) {
-            const int cur = kk & 1;
-            if (kk + 1 < kHeadDimQk / 16) load_frags(kk + 1, cur ^ 1);
-#pragma unroll
-            for (int np = 0; np < kTokW / 16; ++np) {
-              mma_16816<T>(s[2 * np], a[cur], b[cur][np][0], b[cur][np][1]);
-              mma_16816<T>(s[2 * np + 1], a[cur], b[cur][np][2], b[cur][np][3]);
-            }
-          }
+          score_mma<T, kTokW, 0, kHeadDimQk / 16>(s, qptr, kptr);
         }
         const int tok_base = t0 + kTokW * half + 2 * (lane % 4);
         float mx[2];
@@ -338,7 +381,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
           l_run[r] = l_run[r] * alpha + sum;
           if (half == 0 && lane % 4 == 0) sm.alpha[srow[r]] = alpha;
-          rescale |= alpha != 1.f;
+          rescale |= alpha != 1.f && srow[r] < valid_rows;
 #pragma unroll
           for (int ni = 0; ni < kNi; ++ni) {
             const int chunk = (kTokW / 8) * half + ni;
