@@ -360,7 +360,7 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     if mods is None:
         arch = device_arch(device)
         mods = _DEVICE_PLAN_MODULES[key] = (load(kernels.device_plan_spec(arch)),
-                                            load(sm80.spec(dtype_name(q_nope.dtype), arch)))
+                                            load(sm80.spec(dtype_name(q_nope.dtype), arch, device=device)))
     plan_mod, attn_mod = mods
     stream = torch.cuda.current_stream(device).cuda_stream
     i32 = lambda name: base + 4 * offsets[name]  # noqa: E731

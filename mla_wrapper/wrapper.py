@@ -456,8 +456,9 @@ class _PlannedKernel:
         if mod is None:
             from .jit import load  # noqa: PLC0415
             from .jit.env import device_arch  # noqa: PLC0415
-            mod = self.modules[dtype] = load(self.family.spec(dtype_name(dtype),
-                                                              device_arch(self.wrapper.device)))
+            dev = self.wrapper.device
+            mod = self.modules[dtype] = load(self.family.spec(dtype_name(dtype), device_arch(dev),
+                                                              device=dev))
         self.module = mod
         self.fn = mod.mlaw_sm80_mla_run
         self.last_plan = res

@@ -17,17 +17,39 @@ from mla_wrapper import sm80
 
 
 def test_spec_names_and_params():
-    s = sm80.spec("bf16", "9.0a")
-    assert s.name == "sm80_bf16_sm_90a"
+    s = sm80.spec("bf16", "9.0a", config="64x2")
+    assert s.name == "sm80_bf16_64x2_sm_90a"
     assert s.use_cutlass and "sm80" in s.header_dirs and "merge" in s.header_dirs
-    assert sm80.spec("torch.float16", "sm_80").name == "sm80_fp16_sm_80"
+    assert sm80.spec("torch.float16", "sm_80", config="32x2").name == "sm80_fp16_32x2_sm_80"
+    with pytest.raises(ValueError, match="config"):
+        sm80.spec("bf16", "sm_80", config="128x9")
     with pytest.raises(ValueError, match="bf16 or fp16"):
         sm80.spec("fp32", "sm_80")
     with pytest.raises(ValueError, match="sm_80 or newer"):
         sm80.spec("bf16", "sm_75")
     assert [x.name for x in sm80.warmup_specs("sm_90a", ["bf16", "fp16"])] == [
-        "sm80_bf16_sm_90a", "sm80_fp16_sm_90a"]
+        "sm80_bf16_64x2_sm_90a", "sm80_fp16_64x2_sm_90a"]
     assert sm80.warmup_specs("sm_75", ["bf16"]) == []
+
+
+def test_config_selection():
+    """Every SM80+ GPU gets a config that fits its opt-in shared memory per block."""
+    for name, (tile, stages, smem) in sm80.CONFIGS.items():
+        assert sm80.KV_TILE % tile == 0 and 1 <= stages <= 4
+        assert sm80.config_for_smem(smem) in sm80.CONFIGS
+    assert sm80.config_for_smem(232448) == "64x2"      # H100 / H200 / B200
+    assert sm80.config_for_smem(166912) == "32x2"      # A100
+    assert sm80.config_for_smem(101376) == "16x1"      # RTX 30xx/40xx, L4, L40, A10
+    with pytest.raises(ValueError, match="shared memory"):
+        sm80.config_for_smem(64 * 1024)
+    import sys
+
+    if "torch" in sys.modules:  # spec() would ask the current GPU (if any); use the tables
+        return
+    assert sm80.spec("bf16", "sm_80").name == "sm80_bf16_32x2_sm_80"
+    assert sm80.spec("bf16", "sm_86").name == "sm80_bf16_16x1_sm_86"
+    assert sm80.spec("bf16", "sm_89").name == "sm80_bf16_16x1_sm_89"
+    assert sm80.spec("bf16", "sm_90a").name == "sm80_bf16_64x2_sm_90a"
 
 
 def test_supports():
@@ -45,19 +67,21 @@ def test_template_renders():
     from mla_wrapper.jit import render
 
     for dt, ctype in (("bf16", "__nv_bfloat16"), ("fp16", "__half")):
-        src = render(sm80.spec(dt, "sm_90a"))
+        src = render(sm80.spec(dt, "sm_90a", config="64x2"))
         assert f"using Element = {ctype};" in src
+        assert "KvConfig<64, 2>" in src
         assert "MLAW_EXPORT int mlaw_sm80_mla_run(" in src
         assert '#include "mla_wrapper/sm80/launcher.cuh"' in src
 
 
 @pytest.mark.compile
-@pytest.mark.parametrize("arch", ["sm_90a"])
-def test_compiles(arch, tmp_path, monkeypatch):
+@pytest.mark.parametrize("arch,config", [("sm_90a", "64x2"), ("sm_90a", "32x4"),
+                                         ("sm_80", "32x2"), ("sm_89", "16x1")])
+def test_compiles(arch, config, tmp_path, monkeypatch):
     monkeypatch.setenv("MLA_WRAPPER_CACHE_DIR", str(tmp_path))
     from mla_wrapper.jit import build
 
-    path = build(sm80.spec("bf16", arch))
+    path = build(sm80.spec("bf16", arch, config=config))
     assert path.is_file()
     log = (path.parent / "build.log").read_text()
     assert "spill" not in log.lower() or "0 bytes spill" in log.lower()
@@ -246,12 +270,13 @@ class DevProblem:
 _KV_LENS = [0, 1, 63, 64, 65, 200, 1000, 130]
 
 
-def _module(dtype):
+def _module(dtype, config=None):
     import torch
 
     from mla_wrapper.jit import env, load
 
-    return load(sm80.spec(dtype, env.device_arch(torch.device("cuda"))))
+    dev = torch.device("cuda")
+    return load(sm80.spec(dtype, env.device_arch(dev), config=config, device=dev))
 
 
 @pytest.mark.gpu
@@ -275,6 +300,41 @@ def test_against_reference(dtype_name, num_heads, page_size, mode, qo):
                    fused_cache=(page_size != 16), num_ctas=13,
                    seed=rng.randint(0, 1 << 30))
     p.run(_module(dtype_name))
+    torch.cuda.synchronize()
+    e_o, e_lse = p.errors()
+    assert e_o < 1e-2 and e_lse < 1e-3, (e_o, e_lse)
+
+
+def _fits(config):
+    import torch
+
+    return sm80.CONFIGS[config][2] <= torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("config", list(sm80.CONFIGS))
+@pytest.mark.parametrize("num_heads", [16, 32, 128])
+@pytest.mark.parametrize("page_size", [1, 64])
+@pytest.mark.parametrize("mode", ["split", "balanced"])
+@pytest.mark.parametrize("qo", ["decode", "mtp"])
+def test_configs_against_reference(config, num_heads, page_size, mode, qo):
+    """Every shared-memory config (forced; the small ones run on big GPUs too)."""
+    import torch
+
+    if not _fits(config):
+        pytest.skip(f"{config} needs more shared memory than this GPU has")
+    rng = random.Random(num_heads * 1000 + page_size + 7)
+    kv_lens = [0, 1, 15, 16, 17, 31, 33, 63, 64, 65, 200, 1000, 130]
+    rng.shuffle(kv_lens)
+    qo_lens = [1] * len(kv_lens) if qo == "decode" else [rng.randint(1, 4) for _ in kv_lens]
+    causal = qo == "mtp"
+    if causal:
+        kv_lens = [L if L == 0 or L >= q else q for L, q in zip(kv_lens, qo_lens)]
+    p = DevProblem(qo_lens, kv_lens, num_heads, page_size, torch.bfloat16, causal, mode,
+                   num_ctas=13, seed=rng.randint(0, 1 << 30))
+    mod = _module("bf16", config)
+    assert sm80.kernel_config(mod)["kernel_kv_tile"] == sm80.CONFIGS[config][0]
+    p.run(mod)
     torch.cuda.synchronize()
     e_o, e_lse = p.errors()
     assert e_o < 1e-2 and e_lse < 1e-3, (e_o, e_lse)
@@ -313,6 +373,8 @@ def test_bad_args_raise():
 def test_kernel_config_matches_mirror():
     cfg = sm80.kernel_config(_module("bf16"))
     assert cfg["rows_per_tile"] == sm80.ROWS_PER_TILE and cfg["kv_tile"] == sm80.KV_TILE
+    name = [k for k, v in sm80.CONFIGS.items() if v[:2] == (cfg["kernel_kv_tile"], cfg["stages"])]
+    assert name and sm80.CONFIGS[name[0]][2] == cfg["smem_bytes"]
     assert (cfg["head_dim_ckv"], cfg["head_dim_kpe"]) == (512, 64)
 
 

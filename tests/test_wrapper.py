@@ -274,7 +274,9 @@ def _dev(major, minor, smem=232448):
 def test_backend_selection_rules():
     p = backends.Problem(128, 64, torch.bfloat16, torch.bfloat16, 1, False)
     assert backends.why_not("sm80", p, _dev(9, 0)) is None
-    assert "shared memory" in backends.why_not("sm80", p, _dev(8, 0, 166912))
+    assert backends.why_not("sm80", p, _dev(8, 0, 166912)) is None     # A100: the 32x2 config
+    assert backends.why_not("sm80", p, _dev(8, 9, 101376)) is None     # Ada: the 16x1 config
+    assert "shared memory" in backends.why_not("sm80", p, _dev(8, 0, 49152))
     assert "Blackwell" in backends.why_not("cutlass", p, _dev(9, 0))
     assert backends.why_not("cutlass", p, _dev(10, 0)) is None
     mtp = backends.Problem(128, 64, torch.bfloat16, torch.bfloat16, 2, True)

@@ -20,6 +20,11 @@ namespace sm80 {
 template <typename T>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // Launched programmatically (see launcher.cuh): wait until the attention grid is complete
+  // and its partials are visible. A no-op for an ordinary launch.
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   const int lane = threadIdx.x % 32;
   const int total = plan.counts[1] * kRowsPerTile;
   const int stride = gridDim.x * kCombineWarps;

@@ -1,9 +1,16 @@
 // Tile constants of the portable sm80 MLA kernel family (mma.sync m16n8k16 + ldmatrix +
 // cp.async; runs on SM80 and later, including Hopper). The Python side mirrors the values
-// that the planner needs in mla_wrapper/sm80.py (ROWS_PER_TILE, KV_TILE).
-// Resources (nvcc 13.0, sm_90a): 248 registers, no spills, kSmemBytes = 230912 bytes of
-// dynamic shared memory, so one CTA per SM and a GPU with >= 226 KB per block (H100/H200;
-// A100's 164 KB needs a smaller config, not built yet: the launcher reports it).
+// that the planner needs in mla_wrapper/sm80.py (ROWS_PER_TILE, KV_TILE) and picks the
+// shared-memory configuration (KvConfig) per device in sm80.py (CONFIGS / config_for_smem).
+//
+// Configurations (KV tile tokens x stages; bytes of dynamic shared memory):
+//   64x2  230,912  (SM90-class: H100/H200, >= 227 KB per block)  the original schedule
+//   32x4  226,816  (SM90-class)  4 stages of 32 tokens: 2-3 tiles in flight while computing
+//         (slower than 64x2 on an H200 at every shape measured: kept for experiments)
+//   32x2  153,088  (A100 / SM80 / SM87: 163 KB per block)
+//   16x1   95,232  (Ada / SM86 / SM89 / SM120: 99 KB per block)  no load/compute overlap
+// The plan's kv_tile (split granularity, KV_TILE = 64 in sm80.py) only has to be a multiple
+// of the kernel's tile, so one plan serves every configuration.
 #pragma once
 
 namespace mlaw {
@@ -14,30 +21,49 @@ constexpr int kHeadDimKpe = 64;               // rope part
 constexpr int kHeadDimQk = kHeadDimCkv + kHeadDimKpe;  // 576
 
 constexpr int kRowsPerTile = 64;              // query rows (token, head) per CTA tile
-constexpr int kKvTile = 64;                   // KV tokens per main-loop iteration
-constexpr int kStages = 2;                    // KV tiles resident in shared memory
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
+constexpr int kPlanKvTile = 64;               // granularity the planner splits KV ranges at
 
-// Score phase: warp w computes S[16 rows of group w % 4, 32 tokens of half w / 4].
-constexpr int kScoreRowGroups = kRowsPerTile / 16;     // 4
-constexpr int kScoreHalves = kWarps / kScoreRowGroups; // 2
-constexpr int kScoreTokensPerWarp = kKvTile / kScoreHalves;  // 32
 // Output phase: warp w accumulates O[all 64 rows, columns 64 w .. 64 w + 63].
 constexpr int kOutColsPerWarp = kHeadDimCkv / kWarps;  // 64
 
-// Shared memory (16-bit elements; rows of 576 elements = 72 chunks of 16 bytes, swizzled
-// by chunk ^ (row & 7) so that ldmatrix reads of 8 rows hit 8 different bank groups).
+// Shared memory rows of Q / KV (16-bit elements; rows of 576 elements = 72 chunks of 16
+// bytes, swizzled by chunk ^ (row & 7) so that ldmatrix reads of 8 rows hit 8 different
+// bank groups).
 constexpr int kChunksPerRow = kHeadDimQk / 8;          // 72
 constexpr int kRowBytes = kHeadDimQk * 2;              // 1152
 constexpr int kQBytes = kRowsPerTile * kRowBytes;      // 73728
-constexpr int kKvStageBytes = kKvTile * kRowBytes;     // 73728
-constexpr int kPBytes = kRowsPerTile * kKvTile * 2;    // 8192 (P, 64 x 64, 16-bit)
-constexpr int kStatFloats = 6 * kRowsPerTile;          // row max x2, alpha, row sum x2, final max
-constexpr int kSmemBytes = kQBytes + kStages * kKvStageBytes + kPBytes + kStatFloats * 4;
+constexpr int kScoreRowGroups = kRowsPerTile / 16;     // 4
 
-static_assert(kSmemBytes <= 232448, "sm80 MLA kernel exceeds 227 KB of shared memory");
-static_assert(kKvTile % 16 == 0 && kRowsPerTile % 16 == 0, "tiles must be multiples of 16");
+// KV tile of kKvTile tokens, kStages tiles resident in shared memory.
+template <int KvTile, int Stages>
+struct KvConfig {
+  static constexpr int kKvTile = KvTile;
+  static constexpr int kStages = Stages;
+  // Score phase: warp w < kScoreWarps computes S[16 rows of group w % 4, kScoreTokensPerWarp
+  // tokens of half w / 4]; a 16-token tile has one half (warps 4..7 skip the score phase).
+  static constexpr int kScoreHalves = KvTile >= 32 ? 2 : 1;
+  static constexpr int kScoreWarps = kScoreRowGroups * kScoreHalves;
+  static constexpr int kScoreTokensPerWarp = KvTile / kScoreHalves;  // 32 or 16
+  // KV loads: 8 threads per token (9 chunks each), 32 tokens per pass.
+  static constexpr int kLoadPasses = KvTile >= 32 ? KvTile / 32 : 1;
+  static constexpr int kKvStageBytes = KvTile * kRowBytes;
+  static constexpr int kPChunks = KvTile / 8;                  // 16-byte chunks of a P row
+  static constexpr int kPBytes = kRowsPerTile * KvTile * 2;    // P, 64 x KvTile, 16-bit
+  // row max per half, alpha, row sum per half, final max
+  static constexpr int kStatFloats = (2 * kScoreHalves + 2) * kRowsPerTile;
+  static constexpr int kSmemBytes = kQBytes + Stages * kKvStageBytes + kPBytes + kStatFloats * 4;
+
+  static_assert(KvTile == 16 || KvTile == 32 || KvTile == 64, "KV tile must be 16, 32 or 64");
+  static_assert(Stages >= 1 && Stages <= 4, "1..4 stages");
+  static_assert(kPlanKvTile % KvTile == 0, "the plan granularity must be a multiple of the tile");
+  static_assert(kSmemBytes <= 232448, "sm80 MLA kernel exceeds 227 KB of shared memory");
+};
+
+static_assert(KvConfig<64, 2>::kSmemBytes == 230912 && KvConfig<32, 4>::kSmemBytes == 226816 &&
+                  KvConfig<32, 2>::kSmemBytes == 153088 && KvConfig<16, 1>::kSmemBytes == 95232,
+              "update CONFIGS in mla_wrapper/sm80.py and the table above");
 
 // Combine kernel: one warp per (merge item, row); each lane merges 16 columns.
 constexpr int kCombineWarps = 8;

@@ -19,7 +19,8 @@ namespace sm80 {
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 // Returns 0 when the kernel can run these arguments, else a mlaw::fail status naming the field.
-inline int can_implement(const MlaPlan* plan, const MlaRunArgs* a, const char* name) {
+template <typename Cfg>
+int can_implement(const MlaPlan* plan, const MlaRunArgs* a, const char* name) {
   if (plan == nullptr) return fail("%s: plan is NULL", name);
   if (a == nullptr) return fail("%s: run args are NULL", name);
   if (!plan->cta_work_indptr || !plan->work_info || !plan->request_info || !plan->counts)
@@ -29,8 +30,8 @@ inline int can_implement(const MlaPlan* plan, const MlaRunArgs* a, const char* n
   if (plan->rows_per_tile != kRowsPerTile)
     return fail("%s: plan.rows_per_tile must be %d for this kernel, got %d (plan made for another "
                 "backend?)", name, kRowsPerTile, plan->rows_per_tile);
-  if (plan->kv_tile <= 0 || plan->kv_tile % kKvTile != 0)
-    return fail("%s: plan.kv_tile must be a positive multiple of %d, got %d", name, kKvTile,
+  if (plan->kv_tile <= 0 || plan->kv_tile % Cfg::kKvTile != 0)
+    return fail("%s: plan.kv_tile must be a positive multiple of %d, got %d", name, Cfg::kKvTile,
                 plan->kv_tile);
   if (plan->max_merge_items < 0)
     return fail("%s: plan.max_merge_items must be >= 0, got %d", name, plan->max_merge_items);
@@ -62,12 +63,14 @@ inline int can_implement(const MlaPlan* plan, const MlaRunArgs* a, const char* n
 
 struct DeviceSetup {
   bool ready = false;
+  bool pdl = false;  // SM90+: the combine kernel launches early (programmatic dependent launch)
   int combine_grid = 0;
 };
 
-template <typename T>
+template <typename T, typename Cfg>
 int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name) {
-  if (int st = can_implement(plan, args, name)) return st;
+  if (int st = can_implement<Cfg>(plan, args, name)) return st;
+  constexpr int kSmemBytes = Cfg::kSmemBytes;
   int device = 0;
   MLAW_CUDA_TRY(cudaGetDevice(&device));
   static DeviceSetup setup[64];
@@ -78,25 +81,42 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     MLAW_CUDA_TRY(
         cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     if (smem_optin < kSmemBytes)
-      return fail("%s: this kernel needs %d bytes of shared memory per block, device %d allows "
-                  "%d (the sm80 family's 64x64 tile config targets SM90-class GPUs)",
-                  name, kSmemBytes, device, smem_optin);
-    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_attention_kernel<T>,
+      return fail("%s: this kernel (KV tile %d x %d stages) needs %d bytes of shared memory "
+                  "per block, device %d allows %d (build the config sm80.config_for_smem() "
+                  "picks for this device)",
+                  name, Cfg::kKvTile, Cfg::kStages, kSmemBytes, device, smem_optin);
+    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_attention_kernel<T, Cfg>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     ds.combine_grid = sms * 4;
+    int major = 0;
+    MLAW_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    ds.pdl = major >= 9;
     ds.ready = true;
   }
   if (plan->num_ctas > 0) {
-    mla_attention_kernel<T><<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args);
+    mla_attention_kernel<T, Cfg><<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args);
     if (int st = launch_status()) return st;
   }
   if (plan->max_merge_items > 0) {
     const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile;
     const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
     const int grid = static_cast<int>(blocks_needed < ds.combine_grid ? blocks_needed : ds.combine_grid);
-    mla_combine_kernel<T><<<grid, kCombineWarps * 32, 0, stream>>>(*plan, *args);
+    // Programmatic dependent launch: the attention CTAs allow it as they start, so the
+    // combine grid is launched (and parks in griddepcontrol.wait on free SMs) while attention
+    // runs, instead of after it; the wait returns once attention's writes are visible.
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(kCombineWarps * 32);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = ds.pdl ? 1 : 0;
+    MLAW_CUDA_TRY(cudaLaunchKernelEx(&cfg, mla_combine_kernel<T>, *plan, *args));
     if (int st = launch_status()) return st;
   }
   return 0;

@@ -82,9 +82,14 @@ __device__ __forceinline__ int qkv_offset(int row, int chunk) {
   return row * kRowBytes + ((chunk ^ (row & 7)) << 4);
 }
 
-// Byte offset of chunk `chunk` of row `row` in the [64][64] 16-bit P tile.
+// Byte offset of chunk `chunk` of row `row` in the [64][kPChunks * 8] 16-bit P tile. Rows of
+// 8 chunks XOR with row & 7; shorter rows (4 or 2 chunks, 32- and 16-token tiles) share a
+// 128-byte line between 2 or 4 rows and XOR with the row's line index instead, so 8
+// consecutive rows at one chunk still hit 8 different bank groups.
+template <int kPChunks>
 __device__ __forceinline__ int p_offset(int row, int chunk) {
-  return row * (kKvTile * 2) + ((chunk ^ (row & 7)) << 4);
+  constexpr int kRowsPerLine = 8 / kPChunks;
+  return row * (kPChunks * 16) + ((chunk ^ ((row / kRowsPerLine) & (kPChunks - 1))) << 4);
 }
 
 }  // namespace sm80
