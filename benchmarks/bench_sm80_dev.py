@@ -1,15 +1,12 @@
 """Device check + timing of sm80 configs with the dev plan builder of tests/test_sm80_kernel.py.
 
-python benchmarks/bench_sm80_dev.py --configs 64x2,32x4 [--orig path/to/lib.so] [--out f.jsonl]
+python benchmarks/bench_sm80_dev.py --configs 64x2,32x4 [--orig path/to/lib.so] [--record]
 Correctness: a grid of small problems vs reference.py per config; on the timed shapes, every
-variant's output vs the first variant's. Timing: triton do_bench (median, L2 flushed) or CUDA
-events. Prints one line per (shape, variant); writes JSON lines with device/date if --out.
+variant's output vs the first variant's. Timing: harness.bench_ms (median, L2 flushed). Prints one line per (shape, variant); writes JSON lines with device/date if --out.
 """
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import math
 import os
 import random
@@ -19,6 +16,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ResultWriter, bench_ms, ceilings, device_context  # noqa: E402
 from test_sm80_kernel import DevProblem  # noqa: E402
 
 from mla_wrapper import sm80  # noqa: E402
@@ -111,25 +110,6 @@ def check_graph(mod):
     return p.errors()
 
 
-def bench(fn):
-    try:
-        from triton.testing import do_bench
-
-        return do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e-3
-    except ImportError:
-        flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-        ts = []
-        for _ in range(30):
-            flush.zero_()
-            a, b = torch.cuda.Event(True), torch.cuda.Event(True)
-            a.record()
-            fn()
-            b.record()
-            torch.cuda.synchronize()
-            ts.append(a.elapsed_time(b))
-        return sorted(ts)[len(ts) // 2] * 1e-3
-
-
 SHAPES = [  # (H, B, L)
     (128, 128, 4096), (128, 128, 16384), (128, 64, 16384), (128, 16, 4096),
     (16, 128, 16384), (16, 64, 16384), (16, 16, 4096), (16, 64, 1024), (16, 128, 4096),
@@ -140,16 +120,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--configs", default="64x2,32x4")
     ap.add_argument("--orig", default="")
-    ap.add_argument("--out", default="")
+    ap.add_argument("--record", action="store_true",
+                    help="append JSON lines to benchmarks/results/sm80_dev.jsonl")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--shapes", default="")
     ap.add_argument("--page", type=int, default=64)
     args = ap.parse_args()
     mods = modules(args.configs.split(","), args.orig)
     dev = torch.cuda.get_device_properties(0)
-    meta = dict(device=dev.name, date=datetime.datetime.utcnow().isoformat(timespec="seconds"),
-                torch=torch.__version__, smem_optin=dev.shared_memory_per_block_optin,
-                sms=dev.multi_processor_count)
+    meta = dict(device_context(), **ceilings(), smem_optin=dev.shared_memory_per_block_optin)
     print(meta, flush=True)
     if not args.no_check:
         t = time.time()
@@ -177,8 +156,8 @@ def main():
                 err = 0.0
             else:
                 err = ((o - ref_o).norm() / ref_o.norm()).item()
-            t = bench(lambda: p.run(mod))
-            r = dict(meta, H=H, B=B, L=L, page=args.page, variant=name, us=t * 1e6,
+            t = bench_ms(lambda: p.run(mod)) * 1e-3
+            r = dict(H=H, B=B, L=L, page=args.page, variant=name, us=t * 1e6,
                      tflops=flops / t * 1e-12, gbps=nbytes / t * 1e-9, err_vs_first=err,
                      nan=bool(torch.isnan(o).any().item()))
             rows.append(r)
@@ -187,10 +166,10 @@ def main():
                   f"{' NAN' if r['nan'] else ''}", flush=True)
         del p
         torch.cuda.empty_cache()
-    if args.out:
-        with open(args.out, "a") as f:
-            for r in rows:
-                f.write(json.dumps(r) + "\n")
+    if args.record:
+        writer = ResultWriter("sm80_dev", meta)
+        for r in rows:
+            writer.write(r)
 
 
 if __name__ == "__main__":
