@@ -125,7 +125,15 @@ def main():
     ap.add_argument("--backends", default="sm80,fi_fa2,fi_fa3")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--budget-s", type=float, default=420.0, help="stop starting new cases after this")
+    ap.add_argument("--cases", default="", help="comma list of case kinds to run (e.g. latency,middle)")
+    ap.add_argument("--cost", default="", help="planner cost model override, e.g. min_chunk=128,fixed=32")
+    ap.add_argument("--tag", default="", help="label stored with each result line")
     args = ap.parse_args()
+    if args.cost:
+        from mla_wrapper import planner
+
+        planner.DEFAULT_COST = planner.CostModel(
+            **{k: int(v) for k, v in (kv.split("=") for kv in args.cost.split(","))})
     dev = torch.device("cuda")
     ctx = device_context()
     ctx.update(ceilings())
@@ -135,6 +143,8 @@ def main():
     ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
     names = [b for b in args.backends.split(",") if b]
     grid = QUICK_GRID if args.quick else FULL_GRID
+    if args.cases:
+        grid = [g for g in grid if g[0] in args.cases.split(",")]
     t_start = time.time()
     print(f"{'case':8} {'H':>4} {'B':>4} {'L':>6} {'ps':>3} {'q':>2} | " +
           " | ".join(f"{n:>22}" for n in names) + " | ours/best-peer", flush=True)
@@ -165,7 +175,7 @@ def main():
             rec = {"case": kind, "heads": H, "batch": B, "kv_len": L, "page_size": ps,
                    "qo_len": qo, "backend": n, "ms": ms, "us": ms * 1e3,
                    "tflops": flops / (ms * 1e-3) / 1e12, "gbs": nbytes / (ms * 1e-3) / 1e9,
-                   "rel_err": err, "graph_replay_us": graph_us}
+                   "rel_err": err, "graph_replay_us": graph_us, "cost": args.cost, "tag": args.tag}
             writer.write(rec)
             row[n] = rec
         ours = [row[n]["ms"] for n in names if n not in PEERS and row.get(n)]
