@@ -92,7 +92,8 @@ class CostModel:
     fixed: int = 64            # per work item (prologue / pipeline fill / epilogue)
     fixed_per_row: int = 2     # per query row per work item (load q, write o)
     split_per_row: int = 4     # per query row per partial piece (write partial, merge reads it)
-    min_chunk: int = 256       # shortest piece of a cut tile, tokens (rounded up to kv_tile)
+    min_chunk: int = 128       # shortest piece of a cut tile, tokens (rounded up to kv_tile);
+                               # 128 beat 256 and 64 on B=1 latency (H200, benchmarks/results/decode_tuning.jsonl)
     merge_launch: int = 64     # a plan with cuts must beat the no-cut plan by more than this
     allow_split: bool = True   # False: never cut a tile (no partials, no merge work)
 

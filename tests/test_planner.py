@@ -295,13 +295,13 @@ def test_small_batch_is_split():
     # B=1, kv 8192 on 132 CTAs: split into min_chunk-sized pieces, not one CTA doing all
     qo_indptr, kv_indptr, kv_len = make_batch([8192])
     d, res, loads = run_and_check(qo_indptr, kv_indptr, kv_len, 16, False)
-    assert res.num_work_items == 8192 // 256
+    assert res.num_work_items == 8192 // planner.DEFAULT_COST.min_chunk
     assert res.num_merge_items == 1
 
 
 def test_min_chunk_respected_and_no_tiny_splits():
     # a request too short to cut into two min_chunk pieces is never split
-    qo_indptr, kv_indptr, kv_len = make_batch([511])
+    qo_indptr, kv_indptr, kv_len = make_batch([2 * planner.DEFAULT_COST.min_chunk - 1])
     d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 16, False)
     assert res.num_work_items == 1 and res.num_merge_items == 0
     cost = CostModel(min_chunk=1024)
