@@ -301,3 +301,29 @@ def test_run_rejects_non_tensors(workspace):
         w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], lse=torch.empty(3, 3, device="cuda"))
     with pytest.raises(ValueError, match="kpe_cache.*dtype"):
         w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"].half())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,qo_len", [(1, 1), (7, 3), (100, 1), (127, 2)])
+def test_odd_head_counts(workspace, poison, heads, qo_len):
+    """Heads that are not a multiple of the 64-row tile (rows of a tile span query tokens)."""
+    causal = qo_len > 1
+    b = make_batch([5, 300, 0, 1999], qo_len, heads, 16, torch.bfloat16, seed=heads)
+    w = new_wrapper(workspace)
+    plan(w, b, causal)
+    T = b["q_nope"].shape[0]
+    out = poison(torch.empty(T, heads, 512, dtype=torch.bfloat16, device="cuda"))
+    o, lse = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, return_lse=True)
+    check(b, o, lse, causal)
+
+
+@pytest.mark.gpu
+def test_mixed_qo_lengths_and_empty_requests(workspace, poison):
+    """Ragged query lengths in one batch (decode + MTP + a request with no query tokens)."""
+    b = make_batch([700, 64, 3, 1500, 0], [1, 4, 0, 2, 1], 32, 64, torch.float16, seed=77)
+    w = new_wrapper(workspace)
+    plan(w, b, True)
+    T = b["q_nope"].shape[0]
+    out = poison(torch.empty(T, 32, 512, dtype=torch.float16, device="cuda"))
+    o, lse = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, return_lse=True)
+    check(b, o, lse, True)
