@@ -31,6 +31,11 @@ HEAD_DIM_KPE = 64
 _INDEX_DTYPES = (torch.int32,)
 
 
+def _current_device_getter():
+    fast = getattr(torch._C, "_cuda_getDevice", None)
+    return fast if fast is not None else torch.cuda.current_device
+
+
 def _raw_stream_getter():
     fast = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     if fast is not None:
@@ -102,6 +107,7 @@ class BatchMLAPagedAttentionWrapper:
         self._sm_count = props.multi_processor_count
         self._capability = (props.major, props.minor)
         self._stream = _raw_stream_getter()
+        self._current_device = _current_device_getter()
         self._impl = None         # backend implementation object, made at the first plan()
         self._planned = None      # plan facts that run() checks (see plan())
         self._plan_config = None  # plan()'s validated scalar arguments
@@ -125,7 +131,7 @@ class BatchMLAPagedAttentionWrapper:
         qo_indptr / kv_indptr / kv_len_arr may be host or device tensors: device ones cost one
         device-to-host copy (a sync), so serving loops should pass host copies.
         """
-        if torch.cuda.current_device() != self._device_index:
+        if self._current_device() != self._device_index:
             with torch.cuda.device(self._device_index):   # our launchers use the current device
                 return self.plan(qo_indptr, kv_indptr, kv_indices, kv_len_arr, num_heads,
                                  head_dim_ckv, head_dim_kpe, page_size, causal, sm_scale,
@@ -228,7 +234,7 @@ class BatchMLAPagedAttentionWrapper:
             raise RuntimeError("run() called before plan(): call wrapper.plan(...) for this batch first")
         T, H, dtype, kv_dtype, ps, o_shape, pe_shape = p
         dev = self._device_index
-        if torch.cuda.current_device() != dev:
+        if self._current_device() != dev:
             with torch.cuda.device(dev):   # our launchers use the current device
                 return self.run(q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse,
                                 profiler_buffer, kv_len, page_table, return_lse_base_on_e)
