@@ -17,7 +17,6 @@ fixed, so run() can be captured once and replayed after each new plan().
 from __future__ import annotations
 
 import ctypes
-import math
 from typing import Optional
 
 import numpy as np
@@ -55,6 +54,17 @@ def _host_int32(name: str, t) -> np.ndarray:
     if t.device.type != "cpu":
         t = t.cpu()
     return t.numpy()
+
+
+def _to_host_once(qo_indptr, kv_indptr, kv_len_arr):
+    """Device index tensors -> host tensors with ONE device-to-host copy (a sync)."""
+    named = (("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr), ("kv_len_arr", kv_len_arr))
+    for name, t in named:
+        check_tensor(name, t, dtypes=_INDEX_DTYPES, ndim=1)
+    dev = next(t.device for _, t in named if t.is_cuda)
+    host = torch.cat([t.to(dev, non_blocking=True) for _, t in named]).cpu()
+    a, b = qo_indptr.numel(), kv_indptr.numel()
+    return host[:a], host[a:a + b], host[a + b:]
 
 
 class BatchMLAPagedAttentionWrapper:
@@ -145,6 +155,8 @@ class BatchMLAPagedAttentionWrapper:
                 and kv_indices.dim() == 1 and kv_indices.get_device() == self._device_index):
             check_tensor("kv_indices", kv_indices, dtypes=_INDEX_DTYPES, ndim=1, device=self.device)
             raise ValueError("kv_indices: unexpected layout")  # unreachable: check_tensor raised
+        if any(isinstance(t, torch.Tensor) and t.is_cuda for t in (qo_indptr, kv_indptr, kv_len_arr)):
+            qo_indptr, kv_indptr, kv_len_arr = _to_host_once(qo_indptr, kv_indptr, kv_len_arr)
         qo_h = _host_int32("qo_indptr", qo_indptr)
         kv_h = _host_int32("kv_indptr", kv_indptr)
         len_h = _host_int32("kv_len_arr", kv_len_arr)
