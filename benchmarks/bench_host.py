@@ -77,9 +77,34 @@ def profile(B=128, H=128):
         pstats.Stats(pr).sort_stats("tottime").print_stats(12)
 
 
+def breakdown():
+    """run() host time split into: the whole call, the backend part (no checks), and the bare
+    launcher call through ctypes (GPU busy), for a plan with and without split requests."""
+    dev = torch.device("cuda")
+    ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    for B, H in ((128, 128), (32, 128), (1, 16)):
+        c = make_case(H, B, 1024, 64, 1, dev, seed=B)
+        w = BatchMLAPagedAttentionWrapper(ws, backend="sm80")
+        w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
+               SM_SCALE, torch.bfloat16, torch.bfloat16)
+        out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
+        q_nope, q_pe, ckv, kpe = c["q_nope"], c["q_pe"], c["ckv"], c["kpe"]
+        impl = w._impl
+        strides = (q_nope.stride(), q_pe.stride(), ckv.stride(), kpe.stride(), out.stride())
+        stream = torch.cuda.current_stream().cuda_stream
+        whole = host_us(lambda: w.run(q_nope, q_pe, ckv, kpe, out=out))
+        backend = host_us(lambda: impl.run(q_nope, q_pe, ckv, kpe, out, None, False, stream, strides))
+        bare = host_us(lambda: impl.fn(impl.plan_ptr, impl.args_ptr, stream))
+        merges = impl.last_plan.num_merge_items
+        print(f"B={B:4d} H={H:3d} merges={merges:3d}: run() {whole:5.1f} us, backend part "
+              f"{backend:5.1f} us, bare launcher {bare:5.1f} us", flush=True)
+
+
 def main():
     if "--profile" in sys.argv:
         return profile()
+    if "--breakdown" in sys.argv:
+        return breakdown()
     dev = torch.device("cuda")
     ctx = device_context()
     writer = ResultWriter("host", ctx)
