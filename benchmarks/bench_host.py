@@ -22,7 +22,8 @@ from mla_wrapper import BatchMLAPagedAttentionWrapper  # noqa: E402
 
 
 def busy_gpu(ms: float = 200.0):
-    """Queue a long chain of matmuls so that launches that follow only enqueue."""
+    """Queue a long chain of matmuls (on the current stream) so that launches that follow only
+    enqueue."""
     a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
     t0 = time.perf_counter()
     n = 0
@@ -95,9 +96,14 @@ def breakdown():
         whole = host_us(lambda: w.run(q_nope, q_pe, ckv, kpe, out=out))
         backend = host_us(lambda: impl.run(q_nope, q_pe, ckv, kpe, out, None, False, stream, strides))
         bare = host_us(lambda: impl.fn(impl.plan_ptr, impl.args_ptr, stream))
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            side_whole = host_us(lambda: w.run(q_nope, q_pe, ckv, kpe, out=out))
+            bare_side = host_us(lambda: impl.fn(impl.plan_ptr, impl.args_ptr, side.cuda_stream))
         merges = impl.last_plan.num_merge_items
         print(f"B={B:4d} H={H:3d} merges={merges:3d}: run() {whole:5.1f} us, backend part "
-              f"{backend:5.1f} us, bare launcher {bare:5.1f} us", flush=True)
+              f"{backend:5.1f} us, bare launcher {bare:5.1f} us; on a side stream: run() "
+              f"{side_whole:5.1f} us, bare {bare_side:5.1f} us", flush=True)
 
 
 def main():
