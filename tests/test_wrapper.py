@@ -65,6 +65,17 @@ def check(b, out, lse, causal, lse_base_e=False):
         assert lse_err < 1e-3, f"lse rel error {lse_err}"
 
 
+def plan_run_check(w, b, causal, poison):
+    """plan, run into NaN-poisoned out/lse, compare with the reference."""
+    plan(w, b, causal)
+    T, H = b["q_nope"].shape[:2]
+    out = poison(torch.empty(T, H, 512, dtype=b["dtype"], device="cuda"))
+    lse = poison(torch.empty(T, H, dtype=torch.float32, device="cuda"))
+    o, l = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse, return_lse=True)
+    assert o is out and l is lse
+    check(b, out, lse, causal)
+
+
 @pytest.fixture(scope="module")
 def workspace():
     return torch.empty(128 << 20, dtype=torch.uint8, device="cuda")
@@ -90,14 +101,7 @@ def test_grid(workspace, poison, dtype, page_size, heads, qo_len):
     seed = heads * 1000 + page_size * 10 + qo_len
     b = make_batch(RAGGED, qo_len, heads, page_size, DTYPES[dtype],
                    fused_cache=(seed % 2 == 0), seed=seed)
-    w = new_wrapper(workspace)
-    plan(w, b, causal)
-    T = b["q_nope"].shape[0]
-    out = poison(torch.empty(T, heads, 512, dtype=DTYPES[dtype], device="cuda"))
-    lse = poison(torch.empty(T, heads, dtype=torch.float32, device="cuda"))
-    o, l = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse, return_lse=True)
-    assert o is out and l is lse
-    check(b, out, lse, causal)
+    plan_run_check(new_wrapper(workspace), b, causal, poison)
 
 
 @pytest.mark.gpu
@@ -309,24 +313,14 @@ def test_odd_head_counts(workspace, poison, heads, qo_len):
     """Heads that are not a multiple of the 64-row tile (rows of a tile span query tokens)."""
     causal = qo_len > 1
     b = make_batch([5, 300, 0, 1999], qo_len, heads, 16, torch.bfloat16, seed=heads)
-    w = new_wrapper(workspace)
-    plan(w, b, causal)
-    T = b["q_nope"].shape[0]
-    out = poison(torch.empty(T, heads, 512, dtype=torch.bfloat16, device="cuda"))
-    o, lse = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, return_lse=True)
-    check(b, o, lse, causal)
+    plan_run_check(new_wrapper(workspace), b, causal, poison)
 
 
 @pytest.mark.gpu
 def test_mixed_qo_lengths_and_empty_requests(workspace, poison):
     """Ragged query lengths in one batch (decode + MTP + a request with no query tokens)."""
     b = make_batch([700, 64, 3, 1500, 0], [1, 4, 0, 2, 1], 32, 64, torch.float16, seed=77)
-    w = new_wrapper(workspace)
-    plan(w, b, True)
-    T = b["q_nope"].shape[0]
-    out = poison(torch.empty(T, 32, 512, dtype=torch.float16, device="cuda"))
-    o, lse = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, return_lse=True)
-    check(b, o, lse, True)
+    plan_run_check(new_wrapper(workspace), b, True, poison)
 
 
 @pytest.mark.gpu

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/common/status.h"
 
 namespace mlaw {
 namespace planner {
@@ -79,19 +80,6 @@ enum {
   kStatNumTiles = 8,
   kStatCount = 9,
 };
-
-inline char* error_buffer() {
-  static thread_local char buffer[512] = {0};
-  return buffer;
-}
-
-inline int fail(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(error_buffer(), 512, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 struct Tile {
   int32_t len;      // visible kv tokens (union over the tile's rows)
@@ -375,7 +363,7 @@ inline SearchResult search(const Tile* tiles, const int64_t* prefix, int32_t num
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The planner. Returns 0, or -1 with a message in error_buffer() naming the argument.
+// The planner. Returns 0, or -1 with a message in mlaw::status_buffer() naming the argument.
 inline int plan(const PlannerConfig& cfg, int32_t batch, const int32_t* qo_indptr,
                 const int32_t* kv_indptr, const int32_t* kv_len) {
   int32_t* const ws = cfg.ws;
