@@ -15,12 +15,16 @@
 // 8 for D = 128 bf16). A thread owns kItems vectors of kVec elements, blockDim.x vectors
 // apart, and issues all their loads (2 * kItems 16-byte loads: 8 bf16/fp16 or 4 fp32 each)
 // before any math; the first chunk's loads go out before the row's LSEs arrive, so no load
-// waits on another. The 16-byte path takes 46 registers on sm_90a (no spills), so 5 blocks
+// waits on another. The 16-byte path takes 48 registers on sm_90a (no spills), so 5 blocks
 // (1280 threads) are resident per SM: ~80 KB in flight, well above what hides DRAM latency.
 // Values of an empty side are loaded (the LSE is not known yet) but never used, so garbage or
 // NaN there cannot leak into the result. Thread x = 0 of a row writes the LSE after all the
 // row's threads have read the input LSEs, so in-place merges (outputs = inputs) are safe.
-// Loads and stores carry the streaming cache hint: every byte is touched once.
+// Loads and stores are plain (cached): although every byte is touched once, the streaming
+// hints (ld/st.global.cs, SASS LDG/STG.E.EF) measured ~85% of the copy ceiling on H200 at 64M
+// elements against ~95% plain (bf16 D = 512 and D = 128; fp32 ~98%); L1::no_allocate loads
+// ~89%. kItems = 4 (128 B per thread in flight, 64 registers) did not help D = 512 and lost
+// at D = 128, and neither did 128/512-thread blocks or a grid-stride persistent loop.
 //
 // Vector width. The launcher picks the widest kVec (16, 8, 4, 2 bytes, then one element)
 // that divides head_dim, every token/head stride and every base pointer's alignment, so any
@@ -40,9 +44,20 @@
 namespace mlaw {
 namespace merge {
 
-constexpr int kBlockThreads = 256;     // threads per block (rows x threads per row)
+// Tuning knobs: compile-time, -D overrides are for benchmarking variants only.
+#ifndef MLAW_MERGE_BLOCK_THREADS
+#define MLAW_MERGE_BLOCK_THREADS 256
+#endif
+#ifndef MLAW_MERGE_ITEMS
+#define MLAW_MERGE_ITEMS 2
+#endif
+#ifndef MLAW_MERGE_STREAMING  // 1: ld.global.cs / st.global.cs (evict-first); 0: plain
+#define MLAW_MERGE_STREAMING 0
+#endif
+
+constexpr int kBlockThreads = MLAW_MERGE_BLOCK_THREADS;  // threads per block (rows x per row)
 constexpr int kMaxThreadsPerRow = 32;  // one warp at most per (token, head) row
-constexpr int kItems = 2;              // vectors per thread whose loads are in flight together
+constexpr int kItems = MLAW_MERGE_ITEMS;  // vectors per thread whose loads are in flight together
 
 // Everything one launch needs. Strides are in elements (not bytes); the last dim of the three
 // value tensors is contiguous. out_lse may be null (LSE not written).
@@ -101,13 +116,29 @@ __device__ __forceinline__ Raw pack(const float (&v)[kVec]) {
   return raw;
 }
 
+// Value loads and stores. Plain (cached) accesses by default: the evict-first hints cost
+// about 10% of the bandwidth on H200 (see the schedule comment).
+template <typename Raw>
+__device__ __forceinline__ Raw ld_value(const Raw* ptr) {
+#if MLAW_MERGE_STREAMING
+  return __ldcs(ptr);
+#else
+  return *ptr;
+#endif
+}
+template <typename Raw>
+__device__ __forceinline__ void st_value(Raw* ptr, const Raw& v) {
+#if MLAW_MERGE_STREAMING
+  __stcs(ptr, v);
+#else
+  *ptr = v;
+#endif
+}
+
 template <typename T, bool kBaseE, int kVec>
-__global__ void __launch_bounds__(kBlockThreads) merge_states_kernel(const MergeParams p) {
+__device__ __forceinline__ void merge_row(const MergeParams& p, uint32_t row) {
   using Raw = typename RawVec<static_cast<int>(sizeof(T)) * kVec>::type;
-  // The launcher guarantees N * H < 2^31, so 32-bit row arithmetic is exact.
   const uint32_t num_heads = static_cast<uint32_t>(p.num_heads);
-  const uint32_t row = blockIdx.x * blockDim.y + threadIdx.y;
-  if (row >= static_cast<uint32_t>(p.num_tokens) * num_heads) return;
   const int64_t token = row / num_heads;
   const int64_t head = row - static_cast<uint32_t>(token) * num_heads;
 
@@ -133,8 +164,8 @@ __global__ void __launch_bounds__(kBlockThreads) merge_states_kernel(const Merge
     for (int k = 0; k < kItems; ++k) {
       const int i = first + k * step;
       if (i < num_vecs) {
-        if (merge) va[k] = __ldcs(a_row + i);
-        vb[k] = __ldcs(b_row + i);
+        if (merge) va[k] = ld_value(a_row + i);
+        vb[k] = ld_value(b_row + i);
       }
     }
   };
@@ -196,11 +227,20 @@ __global__ void __launch_bounds__(kBlockThreads) merge_states_kernel(const Merge
         }
         vo = pack<T, kVec, Raw>(o);
       }
-      __stcs(out_row + i, vo);
+      st_value(out_row + i, vo);
     }
     first += kItems * step;
     load_chunk(first);
   }
+}
+
+template <typename T, bool kBaseE, int kVec>
+__global__ void __launch_bounds__(kBlockThreads) merge_states_kernel(const MergeParams p) {
+  // The launcher guarantees N * H < 2^31, so 32-bit row arithmetic is exact.
+  const uint32_t num_rows = static_cast<uint32_t>(p.num_tokens * p.num_heads);
+  const uint32_t row = blockIdx.x * blockDim.y + threadIdx.y;
+  if (row >= num_rows) return;
+  merge_row<T, kBaseE, kVec>(p, row);
 }
 
 // The widest vector (in elements, at most 16 bytes) that every row of every value tensor can
