@@ -17,6 +17,7 @@ fixed, so run() can be captured once and replayed after each new plan().
 from __future__ import annotations
 
 import ctypes
+import struct
 from typing import Optional
 
 import numpy as np
@@ -310,6 +311,11 @@ def _check_cache(name, t, dtype, page_size, dim, device):
                      last_dim_contiguous=True)
 
 
+# MlaRunArgs starts with 7 pointers and 11 int64 strides (plan.h): run() writes all 18 words in
+# one struct.pack_into call (cheaper than 18 ctypes field stores).
+_pack_args = struct.Struct("=7Q11q").pack_into
+
+
 class _StagingSlot:
     """One pinned host copy of the int workspace and the event of its last upload (a raw CUDA
     event made by the plan-upload library: cheaper to record and poll than torch's)."""
@@ -360,8 +366,6 @@ class _PlannedKernel:
     # MTP / speculative decoding: query tokens per request the CUDA-graph layout makes room for
     GRAPH_TOKENS_PER_REQUEST = 8
     MAX_SLOTS = 8
-    # MlaRunArgs: 7 pointers then 11 int64 strides (plan.h), set in one numpy assignment
-    _ARG_WORDS = 18
 
     def __init__(self, name: str, wrapper: "BatchMLAPagedAttentionWrapper"):
         from . import planner as planner_mod, workspace  # noqa: PLC0415
@@ -383,7 +387,6 @@ class _PlannedKernel:
         self.plan_ptr = 0
         self.args = workspace.MlaRunArgsStruct()
         self.args_ptr = ctypes.addressof(self.args)
-        self.args_words = np.frombuffer(self.args, dtype=np.int64, count=self._ARG_WORDS)
         self.modules = {}
         self.fn = None
         self.module = None
@@ -487,10 +490,10 @@ class _PlannedKernel:
             lse_ptr, lse_stride = 0, 0
         else:
             lse_ptr, lse_stride = lse.data_ptr(), lse.stride(0)
-        self.args_words[:] = (
-            q_nope.data_ptr(), q_pe.data_ptr(), ckv.data_ptr(), kpe.data_ptr(), out.data_ptr(),
-            lse_ptr, self.kv_indices_ptr, qn[0], qn[1], qp[0], qp[1], ck[0], ck[1], kp[0], kp[1],
-            o[0], o[1], lse_stride)
+        _pack_args(self.args, 0,
+                   q_nope.data_ptr(), q_pe.data_ptr(), ckv.data_ptr(), kpe.data_ptr(), out.data_ptr(),
+                   lse_ptr, self.kv_indices_ptr, qn[0], qn[1], qp[0], qp[1], ck[0], ck[1], kp[0],
+                   kp[1], o[0], o[1], lse_stride)
         if lse_base_e != self.lse_base_e:
             self.lse_base_e = self.args.lse_base_e = 1 if lse_base_e else 0
         status = self.fn(self.plan_ptr, self.args_ptr, stream)

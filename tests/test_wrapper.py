@@ -332,3 +332,19 @@ def test_device_index_tensors(workspace):
            512, 64, 16, False, SM_SCALE, torch.bfloat16, torch.bfloat16)
     o, lse = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], return_lse=True)
     check(b, o, lse, False)
+
+
+def test_run_args_packing_matches_struct():
+    """run() writes MlaRunArgs' first 18 words with one struct.pack_into: check the mapping."""
+    from mla_wrapper.wrapper import _pack_args
+    from mla_wrapper.workspace import MlaRunArgsStruct
+
+    a = MlaRunArgsStruct()
+    a.num_heads, a.page_size = 77, 64
+    _pack_args(a, 0, *range(1, 8), *range(-11, 0))
+    assert (a.q_nope, a.q_pe, a.ckv, a.kpe, a.out, a.lse, a.kv_indices) == tuple(range(1, 8))
+    strides = (a.q_nope_stride_token, a.q_nope_stride_head, a.q_pe_stride_token,
+               a.q_pe_stride_head, a.ckv_stride_page, a.ckv_stride_token, a.kpe_stride_page,
+               a.kpe_stride_token, a.out_stride_token, a.out_stride_head, a.lse_stride_token)
+    assert strides == tuple(range(-11, 0))
+    assert (a.num_heads, a.page_size) == (77, 64)   # fields after the packed words untouched
