@@ -123,6 +123,7 @@ class BatchMLAPagedAttentionWrapper:
         self._planned = None      # plan facts that run() checks (see plan())
         self._plan_config = None  # plan()'s validated scalar arguments
         self._backends = {}       # max_qo_len -> backend name, for _plan_config
+        self._graph_config = None  # CUDA-graph mode: the scalars fixed by the first plan()
 
     # ------------------------------------------------------------------ plan
     def plan(self, qo_indptr: torch.Tensor, kv_indptr: torch.Tensor, kv_indices: torch.Tensor,
@@ -152,6 +153,8 @@ class BatchMLAPagedAttentionWrapper:
                   kv_data_type)
         if config != self._plan_config:
             self._check_plan_config(*config)
+        if self._use_cuda_graph:
+            self._check_graph_config(config + (float(sm_scale),))
         if not (type(kv_indices) is torch.Tensor and kv_indices.dtype is torch.int32
                 and kv_indices.dim() == 1 and kv_indices.get_device() == self._device_index):
             check_tensor("kv_indices", kv_indices, dtypes=_INDEX_DTYPES, ndim=1, device=self.device)
@@ -201,6 +204,20 @@ class BatchMLAPagedAttentionWrapper:
         self._plan_config = (num_heads, head_dim_ckv, head_dim_kpe, page_size, causal,
                              q_data_type, kv_data_type)
         self._backends = {}
+
+    def _check_graph_config(self, config: tuple) -> None:
+        """A captured graph bakes in the scalars of the plan it was captured with (heads, page
+        size, causal, dtypes, sm_scale): later plans of a CUDA-graph wrapper must keep them."""
+        if self._graph_config is None:
+            self._graph_config = config
+        elif config != self._graph_config:
+            names = ("num_heads", "head_dim_ckv", "head_dim_kpe", "page_size", "causal",
+                     "q_data_type", "kv_data_type", "sm_scale")
+            diff = [f"{n}: {a!r} -> {b!r}" for n, a, b in zip(names, self._graph_config, config)
+                    if a != b]
+            raise ValueError("use_cuda_graph=True: " + ", ".join(diff) + " changed since the "
+                             "first plan(); these are fixed for a CUDA-graph wrapper (make one "
+                             "wrapper per configuration)")
 
     def _backend_for(self, max_qo_len: int) -> str:
         """The backend for the current configuration (resolved once per config and qo shape)."""

@@ -255,6 +255,10 @@ def test_errors(workspace):
     g = BatchMLAPagedAttentionWrapper(workspace, use_cuda_graph=True, **cap_bufs)
     with pytest.raises(ValueError, match="CUDA-graph capacity 1"):
         plan(g, b, False)
+    b1 = make_batch([10], 1, 16, 16, torch.bfloat16, seed=6)
+    plan(g, b1, False)
+    with pytest.raises(ValueError, match="causal: False -> True.*fixed for a CUDA-graph wrapper"):
+        plan(g, b1, True)
     if torch.cuda.get_device_capability()[0] != 10:
         with pytest.raises(ValueError, match="backend='cutlass' cannot serve.*Blackwell"):
             plan(new_wrapper(workspace, backend="cutlass"), b, False)
