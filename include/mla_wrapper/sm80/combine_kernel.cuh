@@ -21,8 +21,9 @@
 namespace mlaw {
 namespace sm80 {
 
-// Merges (merge item, row) pairs gw = first_warp, first_warp + warp_stride, ... (one per warp).
-template <typename T>
+// Merges (merge item, row) pairs gw = first_warp, first_warp + warp_stride, ... (one per warp),
+// loading kSlotBatch partial slots of a row at a time.
+template <typename T, int kSlotBatch>
 __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunArgs& args,
                                              int first_warp, int warp_stride) {
   const int lane = threadIdx.x % 32;
@@ -41,21 +42,32 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
 
     MergeState<kCombineVec> state;
     state.init();
-    for (int k = 0; k < num_slots; ++k) {
-      const int64_t prow = static_cast<int64_t>(first_slot + k) * kRowsPerTile + r;
-      const float s = __ldcg(plan.partial_lse + prow);
-      if (isinf(s)) continue;  // empty partial (MergeState skips it too; skip the loads)
-      const float* src = plan.partial_o + prow * kHeadDimCkv + 4 * lane;
-      float v[kCombineVec];
+    // kSlotBatch slots at a time: their LSE and rows are loaded before any is merged, so a
+    // warp keeps kSlotBatch x 2 KB in flight (the fused combine runs 8 warps per SM).
+    for (int k0 = 0; k0 < num_slots; k0 += kSlotBatch) {
+      float s[kSlotBatch];
+      float v[kSlotBatch][kCombineVec];
 #pragma unroll
-      for (int q = 0; q < kCombineVec / 4; ++q) {
-        const float4 x = __ldcg(reinterpret_cast<const float4*>(src + 128 * q));
-        v[4 * q] = x.x;
-        v[4 * q + 1] = x.y;
-        v[4 * q + 2] = x.z;
-        v[4 * q + 3] = x.w;
+      for (int j = 0; j < kSlotBatch; ++j) {
+        s[j] = -INFINITY;  // past num_slots: empty (MergeState skips it)
+#pragma unroll
+        for (int e = 0; e < kCombineVec; ++e) v[j][e] = 0.f;
+        if (k0 + j < num_slots) {
+          const int64_t prow = static_cast<int64_t>(first_slot + k0 + j) * kRowsPerTile + r;
+          s[j] = __ldcg(plan.partial_lse + prow);
+          const float* src = plan.partial_o + prow * kHeadDimCkv + 4 * lane;
+#pragma unroll
+          for (int q = 0; q < kCombineVec / 4; ++q) {
+            const float4 x = __ldcg(reinterpret_cast<const float4*>(src + 128 * q));
+            v[j][4 * q] = x.x;
+            v[j][4 * q + 1] = x.y;
+            v[j][4 * q + 2] = x.z;
+            v[j][4 * q + 3] = x.w;
+          }
+        }
       }
-      state.template add<false>(v, s);
+#pragma unroll
+      for (int j = 0; j < kSlotBatch; ++j) state.template add<false>(v[j], s[j]);
     }
     float v[kCombineVec];
     float s;
@@ -86,7 +98,7 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
   // and its partials are visible. A no-op for an ordinary launch.
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-  combine_rows<T>(plan, args, blockIdx.x * kCombineWarps + threadIdx.x / 32,
+  combine_rows<T, 1>(plan, args, blockIdx.x * kCombineWarps + threadIdx.x / 32,
                   gridDim.x * kCombineWarps);
 }
 

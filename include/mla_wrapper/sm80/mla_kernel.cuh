@@ -506,7 +506,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // ---- fused split-KV combine (cooperative launch only) ----
   if (fused_combine && plan.counts[1] > 0) {
     cooperative_groups::this_grid().sync();  // all partials of the grid written and visible
-    combine_rows<T>(plan, args, blockIdx.x * kWarps + warp, gridDim.x * kWarps);
+    combine_rows<T, kFusedCombineSlotBatch>(plan, args, blockIdx.x * kWarps + warp, gridDim.x * kWarps);
   }
 }
 
