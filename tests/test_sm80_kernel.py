@@ -354,6 +354,38 @@ def test_lse_options(lse_mode):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype_name", ["bf16", "fp16"])
+def test_split_grid_larger_than_device(dtype_name):
+    """More CTAs than can be co-resident (2 per SM + 3): the launcher cannot fuse the combine
+    into a cooperative launch and falls back to the attention kernel + the combine kernel."""
+    import torch
+
+    dtype = torch.bfloat16 if dtype_name == "bf16" else torch.float16
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    p = DevProblem([1, 2, 1, 1], [3000, 700, 0, 129], 128, 16, dtype, True, "split",
+                   num_ctas=2 * sms + 3, seed=5, max_split=12)
+    p.run(_module(dtype_name))
+    torch.cuda.synchronize()
+    e_o, e_lse = p.errors()
+    assert e_o < 1e-2 and e_lse < 1e-3, (e_o, e_lse)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("num_ctas", [1, 5, None])
+def test_fused_combine_many_slots(num_ctas):
+    """Fused combine (co-resident grid) with up to 21 slots per merge item (the combine loads
+    kFusedCombineSlotBatch slots at a time), including a grid of one CTA."""
+    import torch
+
+    p = DevProblem([1, 1, 3, 1], [1400, 5000, 2000, 64], 64, 64, torch.bfloat16, True, "split",
+                   num_ctas=num_ctas, seed=11, max_split=21)
+    p.run(_module("bf16"))
+    torch.cuda.synchronize()
+    e_o, e_lse = p.errors()
+    assert e_o < 1e-2 and e_lse < 1e-3, (e_o, e_lse)
+
+
+@pytest.mark.gpu
 def test_bad_args_raise():
     import torch
 

@@ -107,8 +107,8 @@ def test_grid(workspace, poison, dtype, page_size, heads, qo_len):
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads", [16, 128])
 def test_skewed_batch_splits_and_merges(workspace, poison, heads):
-    """One long request among many short ones: the planner splits it; the combine kernel
-    merges the pieces."""
+    """One long request among many short ones: the planner splits it; the split-KV combine
+    (fused into the attention launch) merges the pieces."""
     lens = [40000] + [int(x) for x in torch.randint(1, 300, (63,), generator=torch.Generator().manual_seed(heads))]
     b = make_batch(lens, 1, heads, 16, torch.bfloat16, seed=heads)
     w = new_wrapper(workspace)

@@ -1,10 +1,14 @@
 // Split-KV combine of the sm80 family: merges the float32 partials (base-2 LSE) that the
 // attention kernel wrote for split work items into out / lse.
 //
-// Fixed grid (independent of the batch, so it can be captured in a CUDA graph): every warp
-// grid-strides over (merge item, row of its tile) pairs, the number of merge items being read
-// from plan.counts[1] on the device. Lane l merges columns 4 l + 128 k + e (k, e < 4), so each
-// partial row is read with fully coalesced 512-byte float4 transactions.
+// combine_rows() is the merge itself; it runs either at the end of the attention kernel
+// (fused: the attention grid is launched cooperatively, waits at a grid barrier once every
+// work item is done, then every CTA merges; see mla_kernel.cuh) or in the separate
+// mla_combine_kernel (fallback when the attention grid cannot be co-resident, see
+// launcher.cuh). Every warp grid-strides over (merge item, row of its tile) pairs, the number
+// of merge items being read from plan.counts[1] on the device. Lane l merges columns
+// 4 l + 128 k + e (k, e < 4), so each partial row is read with fully coalesced 512-byte float4
+// transactions (through L2: the partials were written by other SMs in the same grid).
 #pragma once
 
 #include <math.h>
@@ -17,18 +21,14 @@
 namespace mlaw {
 namespace sm80 {
 
-template <typename T>
-__global__ void __launch_bounds__(kCombineWarps * 32)
-    mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // Launched programmatically (see launcher.cuh): wait until the attention grid is complete
-  // and its partials are visible. A no-op for an ordinary launch.
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+// Merges (merge item, row) pairs gw = first_warp, first_warp + warp_stride, ... (one per warp),
+// loading kSlotBatch partial slots of a row at a time.
+template <typename T, int kSlotBatch>
+__device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunArgs& args,
+                                             int first_warp, int warp_stride) {
   const int lane = threadIdx.x % 32;
   const int total = plan.counts[1] * kRowsPerTile;
-  const int stride = gridDim.x * kCombineWarps;
-  for (int gw = blockIdx.x * kCombineWarps + threadIdx.x / 32; gw < total; gw += stride) {
+  for (int gw = first_warp; gw < total; gw += warp_stride) {
     const int m = gw / kRowsPerTile;
     const int r = gw % kRowsPerTile;
     const int* mi = plan.merge_info + m * kMergeFields;
@@ -42,21 +42,32 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
 
     MergeState<kCombineVec> state;
     state.init();
-    for (int k = 0; k < num_slots; ++k) {
-      const int64_t prow = static_cast<int64_t>(first_slot + k) * kRowsPerTile + r;
-      const float s = plan.partial_lse[prow];
-      if (isinf(s)) continue;  // empty partial (MergeState skips it too; skip the loads)
-      const float* src = plan.partial_o + prow * kHeadDimCkv + 4 * lane;
-      float v[kCombineVec];
+    // kSlotBatch slots at a time: their LSE and rows are loaded before any is merged, so a
+    // warp keeps kSlotBatch x 2 KB in flight (the fused combine runs 8 warps per SM).
+    for (int k0 = 0; k0 < num_slots; k0 += kSlotBatch) {
+      float s[kSlotBatch];
+      float v[kSlotBatch][kCombineVec];
 #pragma unroll
-      for (int q = 0; q < kCombineVec / 4; ++q) {
-        const float4 x = *reinterpret_cast<const float4*>(src + 128 * q);
-        v[4 * q] = x.x;
-        v[4 * q + 1] = x.y;
-        v[4 * q + 2] = x.z;
-        v[4 * q + 3] = x.w;
+      for (int j = 0; j < kSlotBatch; ++j) {
+        s[j] = -INFINITY;  // past num_slots: empty (MergeState skips it)
+#pragma unroll
+        for (int e = 0; e < kCombineVec; ++e) v[j][e] = 0.f;
+        if (k0 + j < num_slots) {
+          const int64_t prow = static_cast<int64_t>(first_slot + k0 + j) * kRowsPerTile + r;
+          s[j] = __ldcg(plan.partial_lse + prow);
+          const float* src = plan.partial_o + prow * kHeadDimCkv + 4 * lane;
+#pragma unroll
+          for (int q = 0; q < kCombineVec / 4; ++q) {
+            const float4 x = __ldcg(reinterpret_cast<const float4*>(src + 128 * q));
+            v[j][4 * q] = x.x;
+            v[j][4 * q + 1] = x.y;
+            v[j][4 * q + 2] = x.z;
+            v[j][4 * q + 3] = x.w;
+          }
+        }
       }
-      state.template add<false>(v, s);
+#pragma unroll
+      for (int j = 0; j < kSlotBatch; ++j) state.template add<false>(v[j], s[j]);
     }
     float v[kCombineVec];
     float s;
@@ -77,6 +88,18 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
       args.lse[token * args.lse_stride_token + head] =
           args.lse_base_e ? s * 0.6931471805599453f : s;
   }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kCombineWarps * 32)
+    mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // Launched programmatically (see launcher.cuh): wait until the attention grid is complete
+  // and its partials are visible. A no-op for an ordinary launch.
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  combine_rows<T, 1>(plan, args, blockIdx.x * kCombineWarps + threadIdx.x / 32,
+                  gridDim.x * kCombineWarps);
 }
 
 }  // namespace sm80

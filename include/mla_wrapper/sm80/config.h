@@ -68,6 +68,8 @@ static_assert(KvConfig<64, 2>::kSmemBytes == 230912 && KvConfig<32, 4>::kSmemByt
 // Combine kernel: one warp per (merge item, row); each lane merges 16 columns.
 constexpr int kCombineWarps = 8;
 constexpr int kCombineVec = kHeadDimCkv / 32;          // 16
+// Fused combine (8 warps per SM, mla_kernel.cuh): partial slots a warp loads at once.
+constexpr int kFusedCombineSlotBatch = 8;
 
 }  // namespace sm80
 }  // namespace mlaw

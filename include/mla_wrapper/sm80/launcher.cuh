@@ -1,5 +1,12 @@
 // Host side of the sm80 family: argument validation (can_implement), one-time per-device
-// kernel setup, and the launch of the attention kernel followed by the combine kernel.
+// kernel setup, and the launch.
+//
+// One launch: without merge items (max_merge_items == 0) the attention kernel is launched
+// plainly; with them it is launched cooperatively (all CTAs co-resident) and merges the
+// split-KV partials itself after a grid barrier (fused combine, mla_kernel.cuh). Fallback,
+// when the grid cannot be co-resident (plan.num_ctas > CTAs per SM x SMs, or no cooperative
+// launch support): the attention kernel followed by the separate combine kernel (launched
+// with programmatic dependent launch on SM90+).
 // Nothing here reads device memory, allocates or synchronizes: run() can be captured in a
 // CUDA graph (the grids depend only on plan->num_ctas and plan->max_merge_items).
 #pragma once
@@ -65,6 +72,7 @@ struct DeviceSetup {
   bool ready = false;
   bool pdl = false;  // SM90+: the combine kernel launches early (programmatic dependent launch)
   int combine_grid = 0;
+  int max_coop_ctas = 0;  // most co-resident attention CTAs (0: no cooperative launch)
 };
 
 template <typename T, typename Cfg>
@@ -93,10 +101,32 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     int major = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     ds.pdl = major >= 9;
+    int coop = 0;
+    MLAW_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+    int per_sm = 0;
+    MLAW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, mla_attention_kernel<T, Cfg>, kThreads, kSmemBytes));
+    ds.max_coop_ctas = coop ? per_sm * sms : 0;
     ds.ready = true;
   }
+  const bool fused = plan->max_merge_items > 0 && plan->num_ctas > 0 &&
+                     plan->num_ctas <= ds.max_coop_ctas;
+  if (fused) {  // attention + combine in one cooperative launch
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(plan->num_ctas);
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = kSmemBytes;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeCooperative;
+    attr[0].val.cooperative = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    MLAW_CUDA_TRY(cudaLaunchKernelEx(&cfg, mla_attention_kernel<T, Cfg>, *plan, *args, 1));
+    return launch_status();
+  }
   if (plan->num_ctas > 0) {
-    mla_attention_kernel<T, Cfg><<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args);
+    mla_attention_kernel<T, Cfg><<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args, 0);
     if (int st = launch_status()) return st;
   }
   if (plan->max_merge_items > 0) {

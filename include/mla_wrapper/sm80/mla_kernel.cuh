@@ -3,8 +3,9 @@
 // 16x1 on Ada; the text below describes 64x2 (other tiles: kKvTile tokens, kStages stages).
 //
 // Schedule of one CTA (256 threads = 8 warps, one CTA per SM, 226 KB of shared memory):
-//   as it starts (SM90+): griddepcontrol.launch_dependents, so the combine kernel is launched
-//     early (programmatic dependent launch; it waits for this grid before reading).
+//   as it starts (SM90+): griddepcontrol.launch_dependents, so that a separate combine kernel
+//     (fallback path, launcher.cuh) is launched early (programmatic dependent launch; it waits
+//     for this grid before reading).
 //   for each work item (request r, row tile t, kv range [kv_start, kv_end), partial slot):
 //     cp.async the Q tile (64 rows x 576, rows = (query token, head)) with KV tile 0, then
 //     tiles 1 .. kStages-2 (one cp.async group per tile).
@@ -28,13 +29,20 @@
 //         skipped (H = 16 decode does 1/4 of the MMAs).
 //     epilogue: row sums of the two halves are added, O /= l, lse = m + log2(l); written to
 //       out/lse (partial_slot < 0) or to the float32 partial slot (base 2 lse).
+//   fused combine (fused_combine = 1, cooperative launch): once its work items are done, when
+//     the plan has merge items (plan.counts[1] > 0, the same for every CTA), the CTA waits at a
+//     grid barrier (cooperative_groups grid sync: every CTA's partials are written and
+//     visible), then every warp of the grid merges (merge item, row) pairs (combine_rows,
+//     combine_kernel.cuh). One launch instead of attention + combine.
 // Rows of the tile past the request's rows, and tokens past a row's limit, are masked; a row
 // that sees nothing ends with l = 0 and writes o = 0, lse = -inf.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <math.h>
 
 #include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/sm80/combine_kernel.cuh"
 #include "mla_wrapper/sm80/config.h"
 #include "mla_wrapper/sm80/traits.cuh"
 
@@ -202,7 +210,7 @@ __device__ __forceinline__ void score_mma(float (&s)[kTokW / 8][4], const char* 
 
 template <typename T, typename Cfg>
 __global__ void __launch_bounds__(kThreads, 1)
-    mla_attention_kernel(const MlaPlan plan, const MlaRunArgs args) {
+    mla_attention_kernel(const MlaPlan plan, const MlaRunArgs args, const int fused_combine) {
   constexpr int kKvTile = Cfg::kKvTile;
   constexpr int kStages = Cfg::kStages;
   constexpr int kScoreHalves = Cfg::kScoreHalves;
@@ -493,6 +501,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         plan.partial_lse[static_cast<int64_t>(slot) * kRowsPerTile + tid] = lse2;
       }
     }
+  }
+
+  // ---- fused split-KV combine (cooperative launch only) ----
+  if (fused_combine && plan.counts[1] > 0) {
+    cooperative_groups::this_grid().sync();  // all partials of the grid written and visible
+    combine_rows<T, kFusedCombineSlotBatch>(plan, args, blockIdx.x * kWarps + warp, gridDim.x * kWarps);
   }
 }
 
