@@ -70,6 +70,8 @@ constexpr int kCombineWarps = 8;
 constexpr int kCombineVec = kHeadDimCkv / 32;          // 16
 // Fused combine (8 warps per SM, mla_kernel.cuh): partial slots a warp loads at once.
 constexpr int kFusedCombineSlotBatch = 8;
+// The launcher fuses the combine only while merge rows <= this many per warp of the grid.
+constexpr int kFusedCombineMaxRowsPerWarp = 2;
 
 }  // namespace sm80
 }  // namespace mlaw

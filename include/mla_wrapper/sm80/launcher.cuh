@@ -109,8 +109,15 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     ds.max_coop_ctas = coop ? per_sm * sms : 0;
     ds.ready = true;
   }
+  // Fuse only when the merge is small next to the grid: the fused merge runs on the grid's
+  // kWarps warps per CTA, while the combine kernel spreads rows over 4 CTAs per SM; past about
+  // kFusedCombineMaxRowsPerWarp rows per warp the second launch is cheaper than the slower
+  // merge (H200: a ragged batch with 89 merge items was 11% slower fused). CUDA graphs plan
+  // for the capacity (max_merge_items = num_ctas - 1), so they keep the two-kernel path.
   const bool fused = plan->max_merge_items > 0 && plan->num_ctas > 0 &&
-                     plan->num_ctas <= ds.max_coop_ctas;
+                     plan->num_ctas <= ds.max_coop_ctas &&
+                     static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile <=
+                         static_cast<int64_t>(kFusedCombineMaxRowsPerWarp) * kWarps * plan->num_ctas;
   if (fused) {  // attention + combine in one cooperative launch
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(plan->num_ctas);
