@@ -52,7 +52,7 @@ split_per_row * R, m = min_chunk, K = kv_tile, C = num_ctas. Proven for every pl
 * coverage: each tile's pieces partition its kv range; cuts are at multiples of K; every
   piece of a cut tile is >= m tokens.
 * at most C - 1 cuts (a cut only happens when a CTA other than the last closes): work items
-  <= tiles + C - 1, merge items <= C - 1, partial slots <= 2 (C - 1) (workspace.py).
+  <= tiles + C - 1, merge items <= min(C - 1, tiles), partial slots <= 2 (C - 1) (workspace.py).
 * a CTA that closes with room left has room < G = Fmax + Smax + 2m + K (else the sweep would
   have cut the next tile to fill it), so the cap hi = ceil(W_max / C) + G is always met, with
   W_max = W0 + (C - 1)(Fmax + 2 Smax) bounding the total cost with cuts; the search tries it

@@ -24,7 +24,7 @@ only when it closes a CTA, and at most C - 1 CTAs close before the last one, so 
 cuts happen per plan:
 
     work items     <= T + (C - 1)          (every tile is one item, each cut adds one)
-    merge items    <= C - 1                (a merged tile contains at least one cut)
+    merge items    <= min(C - 1, T)        (a merged tile contains at least one cut)
     partial slots  <= 2 (C - 1)            (a tile cut k times has k + 1 slots: k + 1 <= 2k)
 
 All capacities depend only on construction-time sizes, never on the lengths, which is what
@@ -110,7 +110,7 @@ class WorkspaceLayout:
         _check_pos_int("head_dim_ckv", self.head_dim_ckv)
         C = self.num_ctas
         max_work = self.max_row_tiles + C - 1
-        max_merge = C - 1
+        max_merge = min(C - 1, self.max_row_tiles)   # one merge item per cut tile at most
         max_slots = 2 * (C - 1)
         off = 0
         offsets = {}

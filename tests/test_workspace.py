@@ -31,7 +31,7 @@ def test_layout_offsets(kw):
     L = WorkspaceLayout(**kw)
     C = L.num_ctas
     assert L.max_work_items == L.max_row_tiles + C - 1
-    assert L.max_merge_items == C - 1
+    assert L.max_merge_items == min(C - 1, L.max_row_tiles)   # one merge item per cut tile
     assert L.max_partial_slots == 2 * (C - 1)
     regions = [
         (L.counts_offset, 4),

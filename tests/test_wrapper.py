@@ -352,3 +352,45 @@ def test_run_args_packing_matches_struct():
                a.kpe_stride_token, a.out_stride_token, a.out_stride_head, a.lse_stride_token)
     assert strides == tuple(range(-11, 0))
     assert (a.num_heads, a.page_size) == (77, 64)   # fields after the packed words untouched
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads", [16, 128])
+def test_cuda_graph_batch_one_bucket(workspace, heads):
+    """A batch-1 CUDA-graph bucket (small merge capacity: the combine is fused into the captured
+    attention launch): re-plan with new lengths (split and not) and replay."""
+    dev = "cuda"
+    bufs = dict(qo_indptr=torch.zeros(2, dtype=torch.int32, device=dev),
+                kv_indptr=torch.zeros(2, dtype=torch.int32, device=dev),
+                kv_indices=torch.zeros(512, dtype=torch.int32, device=dev),
+                kv_len_arr=torch.zeros(1, dtype=torch.int32, device=dev))
+    w = new_wrapper(workspace, use_cuda_graph=True, **bufs)
+    first = make_batch([700], 1, heads, 64, torch.bfloat16, seed=41)
+    plan(w, first, False)
+    assert w._impl.plan_struct.max_merge_items <= 16
+    q = first["q_nope"].new_empty(1, heads, 576)
+    cache = torch.empty(520, 64, 576, dtype=torch.bfloat16, device=dev)
+    out = torch.empty(1, heads, 512, dtype=torch.bfloat16, device=dev)
+    lse = torch.empty(1, heads, dtype=torch.float32, device=dev)
+    args = (q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:])
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        w.run(*args, out=out, lse=lse)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        w.run(*args, out=out, lse=lse)
+    for seed, L in ((42, 30000), (43, 5), (44, 0), (45, 4097)):
+        b = make_batch([L], 1, heads, 64, torch.bfloat16, seed=seed)
+        plan(w, b, False)
+        n = b["ckv"].shape[0]
+        cache[:n, :, :512].copy_(b["ckv"])
+        cache[:n, :, 512:].copy_(b["kpe"])
+        q[..., :512].copy_(b["q_nope"])
+        q[..., 512:].copy_(b["q_pe"])
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        check(dict(b, ckv=cache[..., :512], kpe=cache[..., 512:]), out, lse, False)
