@@ -20,6 +20,7 @@ import torch
 from ._validate import check_same_device, check_tensor, dtype_name
 from .jit import KernelModule, load
 from .jit.env import device_arch
+from . import kernels, sm80, sm100, workspace as ws_mod
 from .kernels import MERGE_BASE2 as _MERGE_BASE2, MERGE_BASE_E as _MERGE_BASE_E, merge_spec
 
 __all__ = ["merge_state", "merge_state_v2", "merge_attn_states", "merge_spec",
@@ -206,10 +207,10 @@ def merge_attn_states(output: torch.Tensor, prefix_output: torch.Tensor,
 # call stays capturable in a CUDA graph.
 # ------------------------------------------------------------------------------------------
 
-_ROWS_PER_TILE = 64          # sm80 kernel rows per tile (mla_wrapper/sm80.py ROWS_PER_TILE)
-_MAX_HEADS = 128
+_ROWS_PER_TILE = sm80.ROWS_PER_TILE    # the routed path runs the sm80 kernel
+_MAX_HEADS = sm80.MAX_HEADS
 _MIN_SPLIT_TOKENS = 256      # shortest kv chunk worth a split (its partial + merge cost)
-_MAX_SPLITS = 256
+_MAX_SPLITS = sm100.MAX_KV_SPLITS       # same range as the CUTLASS path accepts
 
 
 def _is_sm100(device_index: Optional[int] = None) -> bool:
@@ -235,14 +236,15 @@ def _routed_layout(num_batches: int, num_heads: int, num_splits: int, num_ctas: 
     work = tiles * num_splits
     merges = tiles if num_splits > 1 else 0
     off, offsets = 0, {}
-    for name, n in (("counts", 4), ("cta_work_indptr", num_ctas + 1),
-                    ("request_info", 4 * num_batches), ("merge_info", 4 * merges),
-                    ("work_info", 5 * work)):
+    for name, n in (("counts", ws_mod.NUM_COUNTS), ("cta_work_indptr", num_ctas + 1),
+                    ("request_info", ws_mod.REQUEST_FIELDS * num_batches),
+                    ("merge_info", ws_mod.MERGE_FIELDS * merges),
+                    ("work_info", ws_mod.WORK_FIELDS * work)):
         offsets[name] = off
         off = -(-(off + n) // 32) * 32            # 128-byte aligned arrays
     partial_o = off * 4
     slots = work if num_splits > 1 else 0
-    partial_lse = partial_o + slots * _ROWS_PER_TILE * 512 * 4
+    partial_lse = partial_o + slots * _ROWS_PER_TILE * ws_mod.HEAD_DIM_CKV * 4
     total = partial_lse + slots * _ROWS_PER_TILE * 4
     return offsets, partial_o, partial_lse, total
 
@@ -256,8 +258,6 @@ def cutlass_mla_get_workspace_size(max_seq_len: int, num_batches: int, sm_count:
     is what the routed sm80 path needs for the same call (plan arrays + partials); with no GPU
     visible it is the larger of the two, so a caller that sizes with it never runs short.
     """
-    from . import sm100
-
     max_seq_len, num_batches = int(max_seq_len), int(num_batches)
     if max_seq_len < 1:
         raise ValueError(f"max_seq_len: expected >= 1, got {max_seq_len}")
@@ -299,8 +299,6 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
     back). On other SM80+ GPUs it runs the sm80 kernel with a plan written on the GPU from
     seq_lens (no host sync, CUDA-graph capturable).
     """
-    from . import sm100
-
     check_tensor("q_nope", q_nope, dtypes=(torch.bfloat16, torch.float16), ndim=3,
                  last_dim_contiguous=True)
     B, H, d = q_nope.shape
@@ -333,8 +331,6 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
 
 def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scale, num_kv_splits,
                    page_size, device):
-    from . import kernels, sm80, workspace as ws_mod
-
     B, H, _ = q_nope.shape
     out = torch.empty(B, H, 512, dtype=q_nope.dtype, device=device)
     if B == 0:
