@@ -11,7 +11,9 @@
 // transactions (through L2: the partials were written by other SMs in the same grid).
 #pragma once
 
+#include <cuda_runtime.h>
 #include <math.h>
+#include <stdint.h>
 
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/merge/state.cuh"
@@ -100,6 +102,35 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
 #endif
   combine_rows<T, 1>(plan, args, blockIdx.x * kCombineWarps + threadIdx.x / 32,
                   gridDim.x * kCombineWarps);
+}
+
+// Launches the combine kernel after an attention launch on `stream` when the plan has merge
+// capacity (grid: enough warps for max_merge_items x kRowsPerTile rows, at most max_grid
+// CTAs). pdl: programmatic dependent launch (SM90+): the attention CTAs allow it as they
+// start, so the combine grid is launched (and parks in griddepcontrol.wait on free SMs) while
+// attention runs, instead of after it; the wait returns once attention's writes are visible.
+// Returns 0 or a CUDA error status.
+template <typename T>
+int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream,
+                   int max_grid, bool pdl) {
+  if (plan->max_merge_items <= 0) return 0;
+  const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile;
+  const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
+  const int grid = static_cast<int>(blocks_needed < max_grid ? blocks_needed : max_grid);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(kCombineWarps * 32);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, mla_combine_kernel<T>, *plan, *args);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  const cudaError_t last = cudaGetLastError();
+  return last == cudaSuccess ? 0 : static_cast<int>(last);
 }
 
 }  // namespace sm80

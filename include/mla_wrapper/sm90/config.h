@@ -1,0 +1,62 @@
+// Tile constants of the Hopper (sm_90a) MLA kernel family: wgmma (warpgroup MMA) from shared
+// memory, a cp.async producer warpgroup feeding a 2-stage KV ring through mbarriers, two
+// consumer warpgroups that split the KV tile's tokens for Q K^T and the 512 output columns for
+// P V. The Python side mirrors what the planner needs in mla_wrapper/backends/sm90.py
+// (ROWS_PER_TILE, KV_TILE); the plan format is the sm80 family's (common/plan.h).
+#pragma once
+
+namespace mlaw {
+namespace sm90 {
+
+constexpr int kHeadDimCkv = 512;
+constexpr int kHeadDimKpe = 64;
+constexpr int kHeadDimQk = kHeadDimCkv + kHeadDimKpe;  // 576
+
+constexpr int kRowsPerTile = 64;   // query rows (token, head) per CTA tile: the wgmma M
+constexpr int kKvTile = 64;        // KV tokens per stage
+constexpr int kPlanKvTile = 64;    // the planner's split granularity (a multiple of kKvTile)
+constexpr int kStages = 2;
+
+constexpr int kConsumerWarpgroups = 2;
+constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);  // warpgroup 0 = producer
+constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
+constexpr int kProducerRegs = 40;   // setmaxnreg budgets: 40 x 128 + 232 x 256 <= 64K
+constexpr int kConsumerRegs = 232;
+
+// Q K^T: consumer warpgroup g computes S[64 rows, tokens 32 g .. 32 g + 31] (m64n32k16 x 36).
+constexpr int kScoreTokens = kKvTile / kConsumerWarpgroups;      // 32
+// P V: consumer warpgroup g accumulates O[64 rows, columns 256 g .. 256 g + 255] (m64n256k16).
+constexpr int kOutCols = kHeadDimCkv / kConsumerWarpgroups;      // 256
+
+// Shared-memory tiles of 16-bit elements in the wgmma 128-byte-swizzle K-major layout: a
+// [rows][576] tile is 9 column blocks of [rows][64 elements]; row r of a block is 128 bytes
+// whose 16-byte chunks are permuted by chunk ^ (r % 8). Blocks and tiles are 1024-aligned.
+constexpr int kBlockCols = 64;
+constexpr int kColBlocks = kHeadDimQk / kBlockCols;              // 9
+constexpr int kRowBytes = kBlockCols * 2;                        // 128
+constexpr int kQBlockBytes = kRowsPerTile * kRowBytes;           // 8192
+constexpr int kKvBlockBytes = kKvTile * kRowBytes;               // 8192
+constexpr int kQBytes = kColBlocks * kQBlockBytes;               // 73728
+constexpr int kKvStageBytes = kColBlocks * kKvBlockBytes;        // 73728
+constexpr int kPBytes = kRowsPerTile * kKvTile * 2;              // 8192: one column block
+
+// Layout of dynamic shared memory (byte offsets).
+constexpr int kSmemQ = 0;
+constexpr int kSmemKv = kSmemQ + kQBytes;
+constexpr int kSmemP = kSmemKv + kStages * kKvStageBytes;
+constexpr int kSmemRedMax = kSmemP + kPBytes;                                 // [2][64] float
+constexpr int kSmemRedSum = kSmemRedMax + kConsumerWarpgroups * kRowsPerTile * 4;  // [2][64]
+constexpr int kSmemBarriers = kSmemRedSum + kConsumerWarpgroups * kRowsPerTile * 4;
+constexpr int kSmemBytes = kSmemBarriers + 2 * kStages * 8;                    // full + empty
+constexpr int kSmemAlign = 1024;  // swizzled tiles need 1024-byte alignment
+constexpr int kSmemAlloc = kSmemBytes + kSmemAlign;
+
+static_assert(kSmemAlloc <= 232448, "sm90 MLA kernel exceeds 227 KB of shared memory");
+static_assert(kPlanKvTile % kKvTile == 0, "the plan granularity must be a multiple of the tile");
+
+// Producer: 8 threads per token (128 contiguous bytes each pass), 16 tokens per pass.
+constexpr int kProducerThreads = 128;
+constexpr int kLoadPasses = kKvTile / (kProducerThreads / 8);    // 4
+
+}  // namespace sm90
+}  // namespace mlaw

@@ -1,0 +1,386 @@
+// The Hopper (sm_90a) MLA attention kernel: persistent CTAs walking the plan's work list (the
+// plan of common/plan.h, made by the CPU planner for 64-row tiles split at 64 KV tokens).
+//
+// Schedule of one CTA (384 threads = 3 warpgroups, one CTA per SM, ~226 KB of shared memory):
+//   warpgroup 0, producer (setmaxnreg 40): for every KV tile of every work item, in order,
+//     waits until the ring stage is free (mbarrier `empty`), gathers the tile through the page
+//     table with 16-byte cp.async (8 threads per token, any page size; the L2 evict-first
+//     policy: the stream is read once) into the 128-byte-swizzled wgmma layout, zero-filling
+//     tokens past the item's range. It commits tile j and then completes tile j-1 (waits for
+//     its copies, fence.proxy.async so wgmma sees them, arrives on `full`): two tiles in
+//     flight per producer thread.
+//   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
+//     load Q (64 rows x 576, rows = (query token, head), zeros past the valid rows) with
+//     cp.async; then for KV tile i (S_i already in registers):
+//       issue S_{i+1} = Q K_{i+1}^T for this warpgroup's 32 tokens (36 x wgmma m64n32k16, Q and
+//         K from shared memory) — it runs on the tensor cores during the softmax below;
+//       softmax of S_i in registers: scale to log2 units, mask (item end, causal limit per
+//         row), row max over the warpgroup's 32 tokens, exchanged with the other warpgroup
+//         through shared memory (named barrier of the 256 consumer threads): one running max
+//         shared by both, so alpha is the same in both; P = exp2(S - m) written as 16-bit to
+//         the swizzled P tile; O rescaled by alpha (skipped when no row max of the warp moved);
+//       named barrier: P of all 64 tokens written (fence.proxy.async first);
+//       O[64 rows, 256 columns of g] += P[64 x 64] V[64 x 256] (4 x wgmma m64n256k16, V = the
+//         first 512 columns of the same KV stage, read MN-major: no transpose copy);
+//       wait for both wgmma groups; release the stage (mbarrier `empty`).
+//     epilogue: row sums of the two warpgroups added through shared memory; O / l written to
+//       out (16-bit) or to the float32 partial slot; lse = m + log2(l) (base 2 for partials).
+//   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
+//   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
+//   and waiting when attention ends.
+// Rows past the request's rows and tokens past a row's limit are masked; a row that sees
+// nothing ends with l = 0 and writes o = 0, lse = -inf. The 64 x 512 fp32 output lives in
+// registers (128 per consumer thread); P never leaves shared memory.
+#pragma once
+
+#include <math.h>
+
+#include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/sm90/config.h"
+#include "mla_wrapper/sm90/traits.cuh"
+
+namespace mlaw {
+namespace sm90 {
+
+// Facts of one work item that both roles derive from the plan.
+struct WorkItem {
+  int req, row0, kv_start, kv_end, slot, qo_start, qo_len, kv_len, page_start, valid_rows;
+  int num_tiles;
+
+  __device__ __forceinline__ WorkItem(const MlaPlan& plan, int w, int num_heads) {
+    const int* wi = plan.work_info + w * kWorkFields;
+    req = wi[kWorkRequest];
+    row0 = wi[kWorkRowTile] * kRowsPerTile;
+    kv_start = wi[kWorkKvStart];
+    kv_end = wi[kWorkKvEnd];
+    slot = wi[kWorkPartialSlot];
+    const int* ri = plan.request_info + req * kRequestFields;
+    qo_start = ri[kRequestQoStart];
+    qo_len = ri[kRequestQoLen];
+    kv_len = ri[kRequestKvLen];
+    page_start = ri[kRequestPageStart];
+    valid_rows = min(kRowsPerTile, qo_len * num_heads - row0);
+    num_tiles = kv_end > kv_start ? (kv_end - kv_start + kKvTile - 1) / kKvTile : 0;
+  }
+};
+
+// ---------------------------------------------------------------------------------- producer
+template <typename T>
+__device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, int w_begin,
+                                        int w_end, uint32_t kv_smem, uint64_t* full,
+                                        uint64_t* empty) {
+  const int tid = threadIdx.x;  // 0..127
+  const int chunk = tid % 8;    // 16-byte chunk of each 128-byte column block this thread copies
+  const uint64_t policy = evict_first_policy();
+  const T* ckv = static_cast<const T*>(args.ckv);
+  const T* kpe = static_cast<const T*>(args.kpe);
+  int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
+  for (int w = w_begin; w < w_end; ++w) {
+    const WorkItem item(plan, w, args.num_heads);
+    for (int it = 0; it < item.num_tiles; ++it, ++seq) {
+      const int stage = seq % kStages;
+      if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
+      const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
+      const int t0 = item.kv_start + it * kKvTile;
+#pragma unroll
+      for (int p = 0; p < kLoadPasses; ++p) {
+        const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
+        const int t = t0 + j;
+        const bool valid = t < item.kv_end;
+        int64_t page = 0, off = 0;
+        if (valid) {
+          page = __ldg(args.kv_indices + item.page_start + t / args.page_size);
+          off = t % args.page_size;
+        }
+        const T* ckv_row = ckv + page * args.ckv_stride_page + off * args.ckv_stride_token;
+        const T* kpe_row = kpe + page * args.kpe_stride_page + off * args.kpe_stride_token;
+        const uint32_t dst = dst_stage + j * kRowBytes + ((chunk ^ (j % 8)) << 4);
+#pragma unroll
+        for (int b = 0; b < kColBlocks; ++b) {
+          const T* src = b < kColBlocks - 1 ? ckv_row + b * kBlockCols + chunk * 8 : kpe_row + chunk * 8;
+          cp_async_16(dst + b * kKvBlockBytes, src, valid, policy);
+        }
+      }
+      cp_async_commit();
+      if (seq > 0) {  // tile seq-1 has landed: hand it to the consumers
+        cp_async_wait<1>();
+        fence_proxy_async();
+        mbar_arrive(&full[(seq - 1) % kStages]);
+      }
+    }
+  }
+  if (seq > 0) {
+    cp_async_wait<0>();
+    fence_proxy_async();
+    mbar_arrive(&full[(seq - 1) % kStages]);
+  }
+}
+
+// ---------------------------------------------------------------------------------- consumer
+// S[64 rows, 32 tokens of warpgroup g] = Q K^T over the 576 columns (issued, not waited).
+template <typename T>
+__device__ __forceinline__ void issue_scores(float (&s)[16], uint32_t q_smem, uint32_t kv_stage,
+                                             int g) {
+  using Mma = typename ElementTraits<T>::MmaS;
+  const uint32_t k_base = kv_stage + g * kScoreTokens * kRowBytes;
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kHeadDimQk / 16; ++kk) {
+    const uint32_t koff = (kk / 4) * kQBlockBytes + (kk % 4) * 32;
+    const uint64_t da = make_desc(q_smem + koff, 16, 1024);
+    const uint64_t db = make_desc(k_base + (kk / 4) * kKvBlockBytes + (kk % 4) * 32, 16, 1024);
+    wgmma<Mma>(da, db, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One);
+  }
+  wgmma_commit();
+}
+
+// O[64 rows, 256 columns of g] += P[64 x 64 tokens] V[64 tokens x 256 columns] (issued).
+template <typename T>
+__device__ __forceinline__ void issue_pv(float (&o)[128], uint32_t p_smem, uint32_t kv_stage, int g) {
+  using Mma = typename ElementTraits<T>::MmaO;
+  const uint32_t v_base = kv_stage + g * (kOutCols / kBlockCols) * kKvBlockBytes;
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < kKvTile / 16; ++ks) {
+    const uint64_t da = make_desc(p_smem + ks * 32, 16, 1024);
+    const uint64_t db = make_desc(v_base + ks * 16 * kRowBytes, kKvBlockBytes, 1024);
+    wgmma<Mma>(da, db, o);
+  }
+  wgmma_commit();
+}
+
+template <typename T>
+__device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& item, uint32_t q_smem,
+                                       int ctid) {
+  constexpr int kChunks = kHeadDimQk / 8;  // 72 per row
+  for (int idx = ctid; idx < kRowsPerTile * kChunks; idx += kConsumerThreads) {
+    const int r = idx / kChunks;
+    const int c = idx % kChunks;
+    const bool valid = r < item.valid_rows;
+    const T* src = static_cast<const T*>(args.q_nope);
+    if (valid) {
+      const int row = item.row0 + r;
+      const int64_t token = item.qo_start + row / args.num_heads;
+      const int64_t head = row % args.num_heads;
+      src = c < kHeadDimCkv / 8
+                ? static_cast<const T*>(args.q_nope) + token * args.q_nope_stride_token +
+                      head * args.q_nope_stride_head + c * 8
+                : static_cast<const T*>(args.q_pe) + token * args.q_pe_stride_token +
+                      head * args.q_pe_stride_head + (c - kHeadDimCkv / 8) * 8;
+    }
+    cp_async_16(q_smem + tile_offset<kRowsPerTile>(r, c * 8), src, valid);
+  }
+  cp_async_commit();
+  cp_async_wait<0>();
+  fence_proxy_async();
+}
+
+constexpr int kBarQ = 1;    // consumer named barriers (256 threads)
+constexpr int kBarMax = 2;
+constexpr int kBarP = 3;
+
+template <typename T>
+__device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, int w_begin,
+                                        int w_end, char* smem, uint64_t* full, uint64_t* empty) {
+  const int ctid = threadIdx.x - 128;  // 0..255
+  const int g = ctid / 128;            // consumer warpgroup
+  const int warp = (ctid % 128) / 32;  // warp of the warpgroup: rows 16 warp .. 16 warp + 15
+  const int lane = ctid % 32;
+  const int rows[2] = {16 * warp + lane / 4, 16 * warp + lane / 4 + 8};
+  const uint32_t q_smem = smem_addr(smem + kSmemQ);
+  const uint32_t kv_smem = smem_addr(smem + kSmemKv);
+  const uint32_t p_smem = smem_addr(smem + kSmemP);
+  char* p_ptr = smem + kSmemP;
+  float* red_max = reinterpret_cast<float*>(smem + kSmemRedMax);
+  float* red_sum = reinterpret_cast<float*>(smem + kSmemRedSum);
+  const float scale_log2 = args.sm_scale * 1.4426950408889634f;
+  const int num_heads = args.num_heads;
+  int seq = 0;
+
+  for (int w = w_begin; w < w_end; ++w) {
+    const WorkItem item(plan, w, num_heads);
+    named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
+    if (item.num_tiles > 0) {
+      load_q<T>(args, item, q_smem, ctid);
+      named_barrier(kBarQ, kConsumerThreads);
+    }
+    int limit[2];  // exclusive kv limit of this thread's two rows in this item
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (rows[r] < item.valid_rows) {
+        const int i = (item.row0 + rows[r]) / num_heads;
+        const int lim = args.causal ? item.kv_len - item.qo_len + i + 1 : item.kv_len;
+        limit[r] = min(lim, item.kv_end);
+      } else {
+        limit[r] = 0;
+      }
+    }
+    float m_run[2] = {-INFINITY, -INFINITY};
+    float l_run[2] = {0.f, 0.f};
+    float o[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) o[i] = 0.f;
+    float s[16], s_next[16];
+
+    if (item.num_tiles > 0) {
+      mbar_wait(&full[seq % kStages], (seq / kStages) & 1);
+      issue_scores<T>(s, q_smem, kv_smem + (seq % kStages) * kKvStageBytes, g);
+      wgmma_wait<0>();
+      fence_operands(s);
+    }
+    for (int it = 0; it < item.num_tiles; ++it, ++seq) {
+      const int stage = seq % kStages;
+      const bool has_next = it + 1 < item.num_tiles;
+      if (has_next) {
+        const int ns = (seq + 1) % kStages;
+        mbar_wait(&full[ns], ((seq + 1) / kStages) & 1);
+        fence_operands(s_next);
+        issue_scores<T>(s_next, q_smem, kv_smem + ns * kKvStageBytes, g);
+      }
+      // ---- softmax of S_i (this warpgroup's 32 tokens) ----
+      const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
+      float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = e / 2;
+          float v = s[4 * j + e] * scale_log2;
+          if (tok0 + 8 * j + (e % 2) >= limit[r]) v = -INFINITY;
+          s[4 * j + e] = v;
+          mx[r] = fmaxf(mx[r], v);
+        }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        if (lane % 4 == 0) red_max[g * kRowsPerTile + rows[r]] = mx[r];
+      }
+      named_barrier(kBarMax, kConsumerThreads);
+      float alpha[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const float other = red_max[(1 - g) * kRowsPerTile + rows[r]];
+        const float m_new = fmaxf(m_run[r], fmaxf(mx[r], other));
+        const float m_use = m_new == -INFINITY ? 0.f : m_new;
+        alpha[r] = fast_exp2(m_run[r] - m_use);
+        m_run[r] = m_new;
+        float sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float p = fast_exp2(s[4 * j + 2 * r + e] - m_use);
+            s[4 * j + 2 * r + e] = p;
+            sum += p;
+          }
+        l_run[r] = l_run[r] * alpha[r] + sum;
+      }
+      // P (16-bit) into the swizzled [64 rows][64 tokens] tile: token column 32 g + 8 j + ...
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int col_chunk = (g * kScoreTokens) / 8 + j;
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          *reinterpret_cast<uint32_t*>(p_ptr + rows[r] * kRowBytes +
+                                       ((col_chunk ^ (rows[r] % 8)) << 4) + 4 * (lane % 4)) =
+              ElementTraits<T>::pack(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+      }
+      if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+#pragma unroll
+        for (int i = 0; i < 128; ++i) o[i] *= alpha[(i % 4) / 2];
+      }
+      fence_proxy_async();
+      named_barrier(kBarP, kConsumerThreads);  // P of both warpgroups written
+      fence_operands(o);
+      issue_pv<T>(o, p_smem, kv_smem + stage * kKvStageBytes, g);
+      wgmma_wait<0>();
+      fence_operands(o);
+      if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
+      if (has_next) {
+        fence_operands(s_next);
+#pragma unroll
+        for (int i = 0; i < 16; ++i) s[i] = s_next[i];
+      }
+    }
+
+    // ---- epilogue ----
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l = l_run[r];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      if (lane % 4 == 0) red_sum[g * kRowsPerTile + rows[r]] = l;
+    }
+    named_barrier(kBarMax, kConsumerThreads);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = rows[r];
+      if (row >= item.valid_rows) continue;
+      const float l = red_sum[row] + red_sum[kRowsPerTile + row];
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      const int col0 = g * kOutCols + 2 * (lane % 4);
+      const int grow = item.row0 + row;
+      const int64_t token = item.qo_start + grow / num_heads;
+      const int64_t head = grow % num_heads;
+      if (item.slot < 0) {
+        T* dst = static_cast<T*>(args.out) + token * args.out_stride_token +
+                 head * args.out_stride_head + col0;
+#pragma unroll
+        for (int j = 0; j < 32; ++j)
+          *reinterpret_cast<uint32_t*>(dst + 8 * j) =
+              ElementTraits<T>::pack(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+      } else {
+        float* dst = plan.partial_o +
+                     (static_cast<int64_t>(item.slot) * kRowsPerTile + row) * kHeadDimCkv + col0;
+#pragma unroll
+        for (int j = 0; j < 32; ++j)
+          *reinterpret_cast<float2*>(dst + 8 * j) =
+              make_float2(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+      }
+      if (g == 0 && lane % 4 == 0) {
+        const float lse2 = l > 0.f ? m_run[r] + log2f(l) : -INFINITY;
+        if (item.slot >= 0) {
+          plan.partial_lse[static_cast<int64_t>(item.slot) * kRowsPerTile + row] = lse2;
+        } else if (args.lse != nullptr) {
+          args.lse[token * args.lse_stride_token + head] =
+              args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 1)
+    mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(1024) char smem_raw[];
+  // Let the combine kernel launch now (it waits for this grid's completion before reading).
+  asm volatile("griddepcontrol.launch_dependents;");
+  char* smem = reinterpret_cast<char*>(
+      (reinterpret_cast<uintptr_t>(smem_raw) + kSmemAlign - 1) & ~uintptr_t(kSmemAlign - 1));
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kSmemBarriers);
+  uint64_t* empty = full + kStages;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full[s], kProducerThreads);
+      mbar_init(&empty[s], kConsumerThreads / 32);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  const int w_begin = plan.cta_work_indptr[blockIdx.x];
+  const int w_end = plan.cta_work_indptr[blockIdx.x + 1];
+  if (threadIdx.x < 128) {
+    setmaxnreg_dec<kProducerRegs>();
+    produce<T>(plan, args, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
+  } else {
+    setmaxnreg_inc<kConsumerRegs>();
+    consume<T>(plan, args, w_begin, w_end, smem, full, empty);
+  }
+#endif
+}
+
+}  // namespace sm90
+}  // namespace mlaw

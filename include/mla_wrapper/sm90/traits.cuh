@@ -1,0 +1,169 @@
+// Device building blocks of the sm90 MLA family: wgmma operand descriptors for the 128-byte
+// swizzled tiles (config.h), the wgmma instructions per element type (CuTe's SM90 GMMA atoms),
+// mbarrier waits/arrivals, cp.async with an L2 evict-first policy, and register budgets.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include <utility>
+
+#include <cute/arch/mma_sm90_gmma.hpp>
+
+#include "mla_wrapper/sm90/config.h"
+
+namespace mlaw {
+namespace sm90 {
+
+namespace gmma = cute::SM90::GMMA;
+
+template <typename T>
+struct ElementTraits;
+
+template <>
+struct ElementTraits<__nv_bfloat16> {
+  // S = Q K^T: A = Q [rows][k] and B = K [tokens][k], both K-major.
+  using MmaS = gmma::MMA_64x32x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K>;
+  // O += P V: A = P [rows][tokens] K-major, B = V [tokens][columns] MN-major.
+  using MmaO = gmma::MMA_64x256x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::MN>;
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+};
+
+template <>
+struct ElementTraits<__half> {
+  using MmaS = gmma::MMA_64x32x16_F32F16F16_SS<gmma::Major::K, gmma::Major::K>;
+  using MmaO = gmma::MMA_64x256x16_F32F16F16_SS<gmma::Major::K, gmma::Major::MN>;
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+};
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Byte offset of element (row, col) in a swizzled [rows][576] tile of `rows` rows.
+template <int kRows>
+__host__ __device__ __forceinline__ constexpr int tile_offset(int row, int col) {
+  return (col / kBlockCols) * (kRows * kRowBytes) + row * kRowBytes +
+         ((((col % kBlockCols) / 8) ^ (row % 8)) << 4) + (col % 8) * 2;
+}
+
+// wgmma shared-memory descriptor, 128-byte swizzle. K-major: rows 128 bytes apart, 8-row
+// groups `sbo` apart (the leading offset is unused). MN-major: 64-element blocks along M/N
+// `lbo` apart, 8-row groups along K `sbo` apart.
+__device__ __forceinline__ uint64_t make_desc(uint32_t smem_byte_addr, uint32_t lbo, uint32_t sbo) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((smem_byte_addr & 0x3FFFF) >> 4);
+  d |= static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16;
+  d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32;
+  d |= static_cast<uint64_t>(1) << 62;  // SWIZZLE_128B
+  return d;
+}
+
+// One wgmma with its accumulator array expanded into the instruction's register list.
+template <typename Op, int N, size_t... I>
+__device__ __forceinline__ void wgmma_impl(uint64_t da, uint64_t db, float (&d)[N],
+                                           gmma::ScaleOut scale, std::index_sequence<I...>) {
+  Op::fma(da, db, d[I]..., scale);
+}
+template <typename Op, int N>
+__device__ __forceinline__ void wgmma(uint64_t da, uint64_t db, float (&d)[N],
+                                      gmma::ScaleOut scale = gmma::ScaleOut::One) {
+  wgmma_impl<Op>(da, db, d, scale, std::make_index_sequence<N>{});
+}
+
+template <int N>
+__device__ __forceinline__ void fence_operands(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// Generic-proxy writes of this thread (ordinary stores, completed cp.async) become visible to
+// the async proxy (wgmma operand reads) once ordered by a later barrier.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar))
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+  const uint32_t addr = smem_addr(bar);
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(addr), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// Named barrier over `threads` threads (ids 1..15; 0 is __syncthreads).
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ uint64_t evict_first_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+// 16-byte cp.async through L2 with a cache policy; pred = false writes zeros.
+__device__ __forceinline__ void cp_async_16(uint32_t smem, const void* gmem, bool pred,
+                                            uint64_t policy) {
+  const int src_bytes = pred ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;" ::"r"(smem),
+               "l"(gmem), "r"(src_bytes), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_16(uint32_t smem, const void* gmem, bool pred) {
+  const int src_bytes = pred ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem),
+               "r"(src_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+}  // namespace sm90
+}  // namespace mlaw
