@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import ResultWriter, bench_ms, ceilings, device_context  # noqa: E402
 from test_sm80_kernel import DevProblem  # noqa: E402
 
-from mla_wrapper import sm80  # noqa: E402
+from mla_wrapper.backends import sm80  # noqa: E402
 from mla_wrapper.jit import env, load  # noqa: E402
 from mla_wrapper.jit.load import KernelModule  # noqa: E402
 

@@ -7,7 +7,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 from test_sm80_kernel import DevProblem  # noqa: E402
 
-from mla_wrapper import sm80  # noqa: E402
+from mla_wrapper.backends import sm80  # noqa: E402
 from mla_wrapper.jit import env, load  # noqa: E402
 
 cfg, H, B, L = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])

@@ -25,6 +25,15 @@ def _parse_list(text: str | None) -> list[str] | None:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _cached(spec, is_complete, entry_dir) -> bool:
+    """Whether spec's cache entry is complete; False where its entry cannot even be named (a
+    missing template or header folder): the build then fails and reports it with the others."""
+    try:
+        return is_complete(entry_dir(spec))
+    except (ValueError, OSError):
+        return False
+
+
 def cmd_warmup(args) -> int:
     from .jit import build, is_complete, entry_dir
     from .jit.registry import warmup_specs
@@ -35,7 +44,7 @@ def cmd_warmup(args) -> int:
               file=sys.stderr)
         return 2
     specs = warmup_specs(archs, _parse_list(args.dtype), _parse_list(args.family))
-    todo = [s for s in specs if not is_complete(entry_dir(s))]
+    todo = [s for s in specs if not _cached(s, is_complete, entry_dir)]
     print(f"warmup: {len(specs)} kernels for {','.join(archs)}; {len(specs) - len(todo)} cached, "
           f"{len(todo)} to build (jobs={args.jobs}, cache {env.cache_dir()})", flush=True)
     if not todo:
@@ -167,7 +176,7 @@ def main(argv=None) -> int:
     w = sub.add_parser("warmup", help="build the kernels a serving engine needs")
     w.add_argument("--arch", help="comma list, e.g. sm_90a,sm_100a (default: this GPU's arch)")
     w.add_argument("--dtype", help="comma list of bf16,fp16 (default: both)")
-    w.add_argument("--family", help="comma list of kernel families: merge,planner,sm80,cutlass")
+    w.add_argument("--family", help="comma list of kernel families: merge,planner,sm80,sm90,cutlass")
     w.add_argument("--jobs", type=int, default=env.max_jobs(),
                    help="parallel builds (default MLA_WRAPPER_MAX_JOBS or CPU count)")
     sub.add_parser("list", help="list cache entries")

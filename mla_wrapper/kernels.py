@@ -3,8 +3,8 @@
   merge        merge_state / merge_state_v2 / merge_attn_states   (merge.cu.jinja)
   device_plan  GPU-side uniform split plan for the page-table API  (device_plan.cu.jinja)
 
-The attention families keep their factories beside their launch code (sm80.py, sm100.py),
-the host planner in planner.py.
+The attention families keep their factories beside their launch code (backends/sm80.py,
+backends/sm90.py, backends/cutlass.py), the host planner in planner.py.
 """
 from __future__ import annotations
 

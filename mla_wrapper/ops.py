@@ -20,7 +20,8 @@ import torch
 from ._validate import check_same_device, check_tensor, dtype_name
 from .jit import KernelModule, load
 from .jit.env import device_arch
-from . import kernels, sm80, sm100, workspace as ws_mod
+from . import backends, kernels, workspace as ws_mod
+from .backends import cutlass, sm80, sm90
 from .kernels import MERGE_BASE2 as _MERGE_BASE2, MERGE_BASE_E as _MERGE_BASE_E, merge_spec
 
 __all__ = ["merge_state", "merge_state_v2", "merge_attn_states", "merge_spec",
@@ -201,16 +202,21 @@ def merge_attn_states(output: torch.Tensor, prefix_output: torch.Tensor,
 
 # ------------------------------------------------------------------------------------------
 # sgl-kernel MLA decode: cutlass_mla_decode, cutlass_mla_get_workspace_size
-# On SM100 these run CUTLASS's MLA kernel (mla_wrapper/sm100.py). Elsewhere they route to the
-# sm80 family with the same semantics: a GPU-side uniform split plan (common/device_plan.cuh)
+# On SM100 these run CUTLASS's MLA kernel (backends/cutlass.py). Elsewhere they route to a
+# planned family (sm90 on Hopper, sm80 on other SM80+ GPUs: backends.routed_family) with the
+# same semantics: a GPU-side uniform split plan (common/device_plan.cuh)
 # is written into the caller's workspace, so nothing reads the lengths on the host and the
 # call stays capturable in a CUDA graph.
 # ------------------------------------------------------------------------------------------
 
-_ROWS_PER_TILE = sm80.ROWS_PER_TILE    # the routed path runs the sm80 kernel
+# The routed families share the row tile, CTAs per SM and head limit, so the workspace size
+# does not depend on which one runs.
+assert (sm80.ROWS_PER_TILE, sm80.CTAS_PER_SM, sm80.MAX_HEADS) == \
+    (sm90.ROWS_PER_TILE, sm90.CTAS_PER_SM, sm90.MAX_HEADS)
+_ROWS_PER_TILE = sm80.ROWS_PER_TILE
 _MAX_HEADS = sm80.MAX_HEADS
 _MIN_SPLIT_TOKENS = 256      # shortest kv chunk worth a split (its partial + merge cost)
-_MAX_SPLITS = sm100.MAX_KV_SPLITS       # same range as the CUTLASS path accepts
+_MAX_SPLITS = cutlass.MAX_KV_SPLITS       # same range as the CUTLASS path accepts
 
 
 def _is_sm100(device_index: Optional[int] = None) -> bool:
@@ -255,8 +261,8 @@ def cutlass_mla_get_workspace_size(max_seq_len: int, num_batches: int, sm_count:
 
     Computed on the host from sizes alone. sm_count=0 asks the current CUDA device. On an SM100
     GPU this is CUTLASS's MLA workspace (split-KV partials, 0 without splits); on other GPUs it
-    is what the routed sm80 path needs for the same call (plan arrays + partials); with no GPU
-    visible it is the larger of the two, so a caller that sizes with it never runs short.
+    is what the routed sm80 / sm90 path needs for the same call (plan arrays + partials); with no
+    GPU visible it is the larger of the two, so a caller that sizes with it never runs short.
     """
     max_seq_len, num_batches = int(max_seq_len), int(num_batches)
     if max_seq_len < 1:
@@ -272,7 +278,7 @@ def cutlass_mla_get_workspace_size(max_seq_len: int, num_batches: int, sm_count:
                              "visible; pass the GPU's SM count")
         sm_count = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     sm_count = int(sm_count)
-    cutlass_bytes = sm100.get_workspace_size(max_seq_len, num_batches, sm_count, num_kv_splits)
+    cutlass_bytes = cutlass.get_workspace_size(max_seq_len, num_batches, sm_count, num_kv_splits)
     if has_gpu and _is_sm100():
         return cutlass_bytes
     splits = _routed_num_splits(max_seq_len, num_batches, sm_count, int(num_kv_splits))
@@ -296,8 +302,9 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
     Returns out [B, H, 512] in q's dtype. Rows with seq_len 0 give zeros.
 
     On SM100 this runs CUTLASS's MLA kernel (H < 128 is padded to its 128-row tile and sliced
-    back). On other SM80+ GPUs it runs the sm80 kernel with a plan written on the GPU from
-    seq_lens (no host sync, CUDA-graph capturable).
+    back). On other SM80+ GPUs it runs the sm90 kernel (Hopper; not with
+    MLA_WRAPPER_DISABLE_SM90=1) or the sm80 kernel, with a plan written on the GPU from seq_lens
+    (no host sync, CUDA-graph capturable).
     """
     check_tensor("q_nope", q_nope, dtypes=(torch.bfloat16, torch.float16), ndim=3,
                  last_dim_contiguous=True)
@@ -323,10 +330,15 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
     device = check_same_device(q_nope=q_nope, q_pe=q_pe, kv_c_and_k_pe_cache=kv_c_and_k_pe_cache,
                                seq_lens=seq_lens, page_table=page_table, workspace=workspace)
     if _is_sm100(device.index):
-        return sm100.run(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table, workspace,
+        return cutlass.run(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table, workspace,
                          sm_scale, num_kv_splits)
     return _routed_decode(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table, workspace,
                           float(sm_scale), int(num_kv_splits), page_size, device)
+
+
+def _routed_family(device):
+    """The planned family module the routed path runs on this (non-SM100) device."""
+    return backends.routed_family(torch.cuda.get_device_capability(device))
 
 
 def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scale, num_kv_splits,
@@ -339,7 +351,8 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     max_seq_len = page_table.shape[1] * page_size
     ws_bytes = workspace.numel() * workspace.element_size()
     splits = _routed_num_splits(max_seq_len, B, sm_count, num_kv_splits, H)
-    num_ctas = sm_count * sm80.CTAS_PER_SM
+    fam = _routed_family(device)
+    num_ctas = sm_count * fam.CTAS_PER_SM
     while True:   # fewer splits when the caller's workspace was sized for fewer
         offsets, p_o, p_lse, total = _routed_layout(B, H, splits, num_ctas)
         if total <= ws_bytes or splits == 1:
@@ -351,19 +364,19 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     base = workspace.data_ptr()
     if base % 128:
         raise ValueError("workspace: data pointer must be 128-byte aligned (pass a fresh tensor)")
-    key = (q_nope.dtype, device)
+    key = (fam.__name__, q_nope.dtype, device)
     mods = _DEVICE_PLAN_MODULES.get(key)
     if mods is None:
         arch = device_arch(device)
         mods = _DEVICE_PLAN_MODULES[key] = (load(kernels.device_plan_spec(arch)),
-                                            load(sm80.spec(dtype_name(q_nope.dtype), arch, device=device)))
+                                            load(fam.spec(dtype_name(q_nope.dtype), arch, device=device)))
     plan_mod, attn_mod = mods
     stream = torch.cuda.current_stream(device).cuda_stream
     i32 = lambda name: base + 4 * offsets[name]  # noqa: E731
     tiles = -(-H // _ROWS_PER_TILE)
     status = plan_mod.mlaw_device_plan(seq_lens.data_ptr(), i32("cta_work_indptr"), i32("work_info"),
                                        i32("request_info"), i32("merge_info"), i32("counts"),
-                                       B, tiles, splits, num_ctas, sm80.KV_TILE,
+                                       B, tiles, splits, num_ctas, fam.KV_TILE,
                                        page_table.stride(0), stream)
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN, status)
@@ -371,7 +384,7 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     plan.cta_work_indptr, plan.work_info = i32("cta_work_indptr"), i32("work_info")
     plan.request_info, plan.merge_info, plan.counts = i32("request_info"), i32("merge_info"), i32("counts")
     plan.partial_o, plan.partial_lse = base + p_o, base + p_lse
-    plan.num_ctas, plan.rows_per_tile, plan.kv_tile = num_ctas, _ROWS_PER_TILE, sm80.KV_TILE
+    plan.num_ctas, plan.rows_per_tile, plan.kv_tile = num_ctas, fam.ROWS_PER_TILE, fam.KV_TILE
     plan.max_merge_items = max(B * tiles, 1)
     args = ws_mod.MlaRunArgsStruct()
     args.q_nope, args.q_pe = q_nope.data_ptr(), q_pe.data_ptr()
@@ -383,5 +396,5 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     args.kpe_stride_page, args.kpe_stride_token = cache.stride(0), cache.stride(1)
     args.out_stride_token, args.out_stride_head = out.stride(0), out.stride(1)
     args.num_heads, args.page_size, args.sm_scale, args.causal = H, page_size, sm_scale, 0
-    sm80.launch(attn_mod, ctypes.addressof(plan), ctypes.addressof(args), stream)
+    fam.launch(attn_mod, ctypes.addressof(plan), ctypes.addressof(args), stream)
     return out

@@ -16,15 +16,13 @@ fixed, so run() can be captured once and replayed after each new plan().
 """
 from __future__ import annotations
 
-import ctypes
-import struct
 from typing import Optional
 
 import numpy as np
 import torch
 
 from . import backends
-from ._validate import check_tensor, dtype_name
+from ._validate import check_tensor
 
 HEAD_DIM_CKV = 512
 HEAD_DIM_KPE = 64
@@ -78,8 +76,11 @@ class BatchMLAPagedAttentionWrapper:
         qo_indptr, kv_indptr, kv_indices, kv_len_arr: with use_cuda_graph, the user's device
             buffers ([B+1], [B+1], [max_pages], [B] int32); B is the graph's batch capacity and
             kv_indices is the page-table buffer the captured kernel reads.
-        backend: "auto" (default: cutlass on SM100, sm80 elsewhere), "sm80" (alias "fa2"),
-            "cutlass" (Blackwell only) or "sm90" (not available yet).
+        backend: "auto" (default: cutlass on SM100, sm90 on SM90, sm80 elsewhere; falls back
+            with a log line where the preferred one cannot serve), "sm80" (alias "fa2"; any
+            SM80+ GPU), "sm90" (Hopper only) or "cutlass" (Blackwell only): an explicit one
+            that cannot serve raises. "fa3" prefers sm90 and falls back like "auto" on other
+            GPUs. MLA_WRAPPER_DISABLE_SM90=1 makes "auto" / "fa3" skip sm90.
     """
 
     def __init__(self, float_workspace_buffer: torch.Tensor, use_cuda_graph: bool = False,
@@ -178,7 +179,7 @@ class BatchMLAPagedAttentionWrapper:
         max_qo_len = int(np.diff(qo_h).max()) if batch and self._capability[0] == 10 else 1
         name = self._backend_for(max_qo_len)
         if self._impl is None or self._impl.name != name:
-            self._impl = _make_impl(name, self)
+            self._impl = backends.make_impl(name, self)
         if self._use_cuda_graph:
             kv_indices = self._stage_graph_kv_indices(kv_indices)
         self._impl.plan(qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal,
@@ -326,241 +327,3 @@ def _check_cache(name, t, dtype, page_size, dim, device):
                              f"page_size {page_size}")
         check_tensor(name, t, dtypes=(dtype,), shape=(None, page_size, dim), device=device,
                      last_dim_contiguous=True)
-
-
-# MlaRunArgs starts with 7 pointers and 11 int64 strides (plan.h): run() writes all 18 words in
-# one struct.pack_into call (cheaper than 18 ctypes field stores).
-_pack_args = struct.Struct("=7Q11q").pack_into
-
-
-class _StagingSlot:
-    """One pinned host copy of the int workspace and the event of its last upload (a raw CUDA
-    event made by the plan-upload library: cheaper to record and poll than torch's)."""
-
-    def __init__(self, nelems: int, io):
-        self.tensor = torch.empty(nelems, dtype=torch.int32, pin_memory=True)
-        self.array = self.tensor.numpy()
-        self.ptr = self.tensor.data_ptr()
-        self.io = io
-        handle = ctypes.c_void_p()
-        io.call("mlaw_event_create", ctypes.addressof(handle))
-        self.event = handle.value
-        self.in_flight = False
-
-    def busy(self) -> bool:
-        if not self.in_flight:
-            return False
-        status = self.io.mlaw_event_query(self.event)
-        if status > 1:
-            raise self.io.error("mlaw_event_query", status)
-        self.in_flight = status == 1
-        return self.in_flight
-
-    def wait(self) -> None:
-        if self.in_flight:
-            self.io.call("mlaw_event_synchronize", self.event)
-            self.in_flight = False
-
-    def __del__(self):
-        try:
-            self.wait()
-            self.io.mlaw_event_destroy(self.event)
-        except Exception:  # noqa: BLE001 (interpreter shutdown)
-            pass
-
-
-class _PlannedKernel:
-    """A backend driven by our CPU planner (sm80 today): planner -> pinned staging slot ->
-    one async copy into the int workspace -> the family's launcher reads MlaPlan/MlaRunArgs.
-
-    Staging slots form a small ring: plan() takes a slot whose previous upload has completed
-    (an event per slot, polled, never waited on while a free slot exists; a new slot is added
-    when all are busy, up to MAX_SLOTS). So plan() does not block on the GPU, and a plan()
-    issued while earlier copies or kernels are in flight corrupts nothing; the copy itself is
-    stream-ordered after the kernels that read the previous plan.
-    """
-
-    # MTP / speculative decoding: query tokens per request the CUDA-graph layout makes room for
-    GRAPH_TOKENS_PER_REQUEST = 8
-    MAX_SLOTS = 8
-
-    def __init__(self, name: str, wrapper: "BatchMLAPagedAttentionWrapper"):
-        from . import planner as planner_mod, workspace  # noqa: PLC0415
-        from . import sm80  # noqa: PLC0415
-
-        self.name = name
-        self.family = sm80
-        self.wrapper = wrapper
-        self._planner_mod = planner_mod
-        self._workspace = workspace
-        self.num_ctas = wrapper._sm_count * sm80.CTAS_PER_SM
-        self.layout = None
-        self.planner = None
-        self.planner_key = None
-        self.int_ws = None
-        self.slots: list[_StagingSlot] = []
-        self.next_slot = 0
-        self.plan_struct = None
-        self.plan_ptr = 0
-        self.args = workspace.MlaRunArgsStruct()
-        self.args_ptr = ctypes.addressof(self.args)
-        self.modules = {}
-        self.fn = None
-        self.module = None
-        self.last_plan = None
-        from .jit import load  # noqa: PLC0415
-        from .jit.env import device_arch  # noqa: PLC0415
-        from .kernels import device_plan_spec  # noqa: PLC0415
-        self.io = load(device_plan_spec(device_arch(wrapper.device)))
-        self.upload = self.io.mlaw_plan_upload
-        self.kv_indices_ptr = 0
-        self.lse_base_e = 0
-
-    def _ensure_layout(self, batch: int, num_tokens: int, num_heads: int) -> None:
-        ws = self._workspace
-        w = self.wrapper
-        R, K = self.family.ROWS_PER_TILE, self.family.KV_TILE
-        layout = self.layout
-        if layout is not None and batch <= layout.max_batch and \
-                ws.row_tiles_bound(batch, num_tokens, num_heads, R) <= layout.max_row_tiles:
-            return
-        if w._graph_capacity is not None:
-            cap = w._graph_capacity
-            if layout is not None:
-                raise ValueError(
-                    f"qo_indptr: {num_tokens} query tokens x {num_heads} heads exceed the "
-                    f"CUDA-graph capacity of {cap} requests x {self.GRAPH_TOKENS_PER_REQUEST} "
-                    "tokens set at construction")
-            need = ws.WorkspaceLayout.for_batch(
-                cap, max(cap * self.GRAPH_TOKENS_PER_REQUEST, num_tokens), 128, self.num_ctas, R, K)
-        else:
-            grow = 2 * layout.max_batch if layout is not None else 1
-            need = ws.WorkspaceLayout.for_batch(max(batch, grow, 1), max(num_tokens, grow, 1),
-                                                128, self.num_ctas, R, K)
-        ws.check_float_workspace(need, w._float_ws_bytes)
-        for slot in self.slots:         # old staging slots may still be read by a copy
-            slot.wait()
-        self.layout = need
-        self.int_ws = torch.empty(need.int_workspace_bytes, dtype=torch.uint8, device=w.device)
-        self.int_ws_ptr = self.int_ws.data_ptr()
-        self.slots = [_StagingSlot(need.int_workspace_elems, self.io) for _ in range(2)]
-        self.next_slot = 0
-        self.plan_struct = ws.make_plan_struct(need, self.int_ws.data_ptr(), w._float_ws.data_ptr())
-        self.plan_ptr = ctypes.addressof(self.plan_struct)
-        self.planner = None
-
-    def _free_slot(self) -> _StagingSlot:
-        n = len(self.slots)
-        for k in range(n):
-            slot = self.slots[(self.next_slot + k) % n]
-            if not slot.busy():
-                self.next_slot = (self.next_slot + k + 1) % n
-                return slot
-        if n < self.MAX_SLOTS:
-            slot = _StagingSlot(self.layout.int_workspace_elems, self.io)
-            self.slots.append(slot)
-            return slot
-        slot = self.slots[self.next_slot]
-        self.next_slot = (self.next_slot + 1) % n
-        slot.wait()
-        return slot
-
-    def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype):
-        batch = len_h.shape[0]
-        num_tokens = int(qo_h[-1]) - int(qo_h[0]) if batch else 0
-        self._ensure_layout(batch, num_tokens, num_heads)
-        key = (num_heads, page_size, causal)
-        if self.planner is None or self.planner_key != key:
-            self.planner = self._planner_mod.Planner(self.layout, num_heads, page_size, causal)
-            self.planner_key = key
-        slot = self._free_slot()
-        res = self.planner.plan(qo_h, kv_h, len_h, slot.array)
-        status = self.upload(self.int_ws_ptr, slot.ptr, res.copy_bytes, slot.event,
-                             self.wrapper._stream(self.wrapper._device_index))
-        if status:
-            raise self.io.error("mlaw_plan_upload", status)
-        slot.in_flight = True
-        if self.wrapper._graph_capacity is None:
-            # eager: size the combine grid to this plan (and skip it when nothing was split);
-            # graphs keep the capacity so the captured grid covers any later plan
-            self.plan_struct.max_merge_items = res.num_merge_items
-        a = self.args
-        self.kv_indices_ptr = kv_indices.data_ptr()
-        a.num_heads = num_heads
-        a.page_size = page_size
-        a.sm_scale = sm_scale
-        a.causal = int(causal)
-        mod = self.modules.get(dtype)
-        if mod is None:
-            from .jit import load  # noqa: PLC0415
-            from .jit.env import device_arch  # noqa: PLC0415
-            dev = self.wrapper.device
-            mod = self.modules[dtype] = load(self.family.spec(dtype_name(dtype), device_arch(dev),
-                                                              device=dev))
-        self.module = mod
-        self.fn = mod.mlaw_sm80_mla_run
-        self.last_plan = res
-
-    def run(self, q_nope, q_pe, ckv, kpe, out, lse, lse_base_e, stream, strides):
-        qn, qp, ck, kp, o = strides
-        if lse is None:
-            lse_ptr, lse_stride = 0, 0
-        else:
-            lse_ptr, lse_stride = lse.data_ptr(), lse.stride(0)
-        _pack_args(self.args, 0,
-                   q_nope.data_ptr(), q_pe.data_ptr(), ckv.data_ptr(), kpe.data_ptr(), out.data_ptr(),
-                   lse_ptr, self.kv_indices_ptr, qn[0], qn[1], qp[0], qp[1], ck[0], ck[1], kp[0],
-                   kp[1], o[0], o[1], lse_stride)
-        if lse_base_e != self.lse_base_e:
-            self.lse_base_e = self.args.lse_base_e = 1 if lse_base_e else 0
-        status = self.fn(self.plan_ptr, self.args_ptr, stream)
-        if status:
-            raise self.module.error("mlaw_sm80_mla_run", status)
-
-
-class _CutlassKernel:
-    """The SM100 backend: CUTLASS's MLA kernel, which takes a dense page table [B, max_pages]
-    and device seq_lens. plan() builds both on the device from kv_indptr / kv_indices (a gather
-    of page ids, never of the cache) and picks CUTLASS's split heuristic; run() launches.
-    Compile-verified for sm_100a; not run on a Blackwell GPU by this project yet."""
-
-    def __init__(self, name: str, wrapper: "BatchMLAPagedAttentionWrapper"):
-        if wrapper._use_cuda_graph:
-            raise ValueError("backend='cutlass': CUDA-graph mode is not supported by the SM100 "
-                             "backend yet; use backend='sm80' (or 'auto') with use_cuda_graph")
-        from . import sm100  # noqa: PLC0415
-
-        self.name = name
-        self.sm100 = sm100
-        self.wrapper = wrapper
-
-    def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype):
-        dev = self.wrapper.device
-        batch = len_h.shape[0]
-        pages = (len_h.astype(np.int64) + page_size - 1) // page_size
-        width = max(int(pages.max()) if batch else 1, 1)
-        cols = np.arange(width, dtype=np.int64)
-        idx = kv_h[:-1, None].astype(np.int64) + np.minimum(cols[None, :], np.maximum(pages - 1, 0)[:, None])
-        idx = np.minimum(idx, max(kv_indices.numel() - 1, 0))
-        self.page_table = kv_indices[torch.from_numpy(idx).to(dev, non_blocking=True)]
-        self.seq_lens = torch.from_numpy(len_h.copy()).to(dev, non_blocking=True)
-        self.sm_scale = sm_scale
-        self.page_size = page_size
-        need = self.sm100.get_workspace_size(width * page_size, max(batch, 1),
-                                             self.wrapper._sm_count, -1, page_size)
-        if need > self.wrapper._float_ws_bytes:
-            raise ValueError(f"float_workspace_buffer: the cutlass backend needs {need} bytes for "
-                             f"this batch, got {self.wrapper._float_ws_bytes}")
-
-    def run(self, q_nope, q_pe, ckv, kpe, out, lse, lse_base_e, stream, strides):
-        ws = self.wrapper._float_ws.view(torch.uint8)
-        self.sm100.run(q_nope, q_pe, (ckv, kpe), self.seq_lens, self.page_table, ws,
-                       self.sm_scale, -1, out=out, lse=lse, return_lse_base_on_e=lse_base_e)
-
-
-def _make_impl(name: str, wrapper: BatchMLAPagedAttentionWrapper):
-    if name == "sm80":
-        return _PlannedKernel(name, wrapper)
-    if name == "cutlass":
-        return _CutlassKernel(name, wrapper)
-    raise ValueError(f"backend {name!r} has no implementation")

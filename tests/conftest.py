@@ -28,6 +28,22 @@ def _is_sm100() -> bool:
     return torch.cuda.get_device_capability()[0] == 10
 
 
+def planned_backends() -> list[str]:
+    """The planned kernel families the current GPU runs: sm80 and sm90 on Hopper, sm80
+    elsewhere (and without CUDA, where the GPU tests using them skip)."""
+    if not HAS_CUDA:
+        return ["sm80"]
+    import torch
+
+    return ["sm80", "sm90"] if torch.cuda.get_device_capability()[0] == 9 else ["sm80"]
+
+
+def pytest_generate_tests(metafunc):
+    """A test taking ``planned_backend`` runs once per planned family this GPU has."""
+    if "planned_backend" in metafunc.fixturenames:
+        metafunc.parametrize("planned_backend", planned_backends())
+
+
 def pytest_collection_modifyitems(config, items):
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
     skip_sm100 = pytest.mark.skip(reason="needs a Blackwell (SM100) GPU")

@@ -1,5 +1,6 @@
-"""sgl-kernel's cutlass_mla_decode / cutlass_mla_get_workspace_size: routed to the sm80 family on
-non-SM100 GPUs (GPU tests), argument validation and workspace arithmetic (CPU tests)."""
+"""sgl-kernel's cutlass_mla_decode / cutlass_mla_get_workspace_size: routed to a planned family
+(sm90 on Hopper, sm80 elsewhere; the GPU tests run each family the GPU has) on non-SM100 GPUs,
+argument validation and workspace arithmetic (CPU tests)."""
 from __future__ import annotations
 
 import math
@@ -8,7 +9,8 @@ import pytest
 import torch
 
 import mla_wrapper
-from mla_wrapper import ops, sm100
+from mla_wrapper import backends, ops
+from mla_wrapper.backends import cutlass
 from mla_wrapper.reference import mla_attention, rel_error
 
 SM_SCALE = 1.0 / math.sqrt(192)
@@ -40,6 +42,13 @@ def reference(x):
     return out
 
 
+@pytest.fixture
+def routed_to(monkeypatch, planned_backend):
+    """Route cutlass_mla_decode to the planned family under test (the GPU's default otherwise)."""
+    monkeypatch.setattr(ops, "_routed_family", lambda device: backends.family(planned_backend))
+    return planned_backend
+
+
 def workspace_for(x, splits):
     B = x["q_nope"].shape[0]
     n = mla_wrapper.cutlass_mla_get_workspace_size(x["max_blocks"] * x["page_size"], B,
@@ -51,7 +60,7 @@ def workspace_for(x, splits):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("page_size", [1, 16, 64, 128])
 @pytest.mark.parametrize("heads", [16, 32, 64, 128])
-def test_routed_matches_reference(dtype, page_size, heads):
+def test_routed_matches_reference(dtype, page_size, heads, routed_to):
     lens = [1, 0, 64, 65, 1000, 4097, 333]
     x = make_inputs(lens, heads, page_size, dtype, seed=heads + page_size)
     for splits in (1, 4, -1):
@@ -65,7 +74,7 @@ def test_routed_matches_reference(dtype, page_size, heads):
 
 
 @pytest.mark.gpu
-def test_routed_cuda_graph_replay():
+def test_routed_cuda_graph_replay(routed_to):
     x = make_inputs([700, 20, 4000, 1], 16, 64, torch.bfloat16, max_blocks=80, seed=5)
     ws = workspace_for(x, -1)
     args = (x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"], x["page_table"], ws, SM_SCALE, -1)
@@ -109,7 +118,7 @@ def test_workspace_size_without_gpu_covers_both_paths():
             else None
         if n is None:
             continue
-        assert n >= sm100.get_workspace_size(L, B, sms, splits)
+        assert n >= cutlass.get_workspace_size(L, B, sms, splits)
         routed = ops._routed_layout(B, 128, ops._routed_num_splits(L, B, sms, splits), sms)[3]
         assert n >= routed
 

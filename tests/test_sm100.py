@@ -11,7 +11,7 @@ import random
 import pytest
 import torch
 
-from mla_wrapper import sm100
+from mla_wrapper.backends import cutlass
 from mla_wrapper.jit import render
 from mla_wrapper.reference import mla_attention, rel_error
 
@@ -24,9 +24,9 @@ ELEMENT_OUT = {"bf16": "cutlass::bfloat16_t", "fp16": "cutlass::half_t", "fp8_e4
 
 
 @pytest.mark.parametrize("dtype,load,scheduler",
-                         list(itertools.product(sm100.DTYPES, sm100.LOADS, sm100.SCHEDULERS)))
+                         list(itertools.product(cutlass.DTYPES, cutlass.LOADS, cutlass.SCHEDULERS)))
 def test_template_renders(dtype, load, scheduler):
-    s = sm100.spec(dtype, "sm_100a", load=load, scheduler=scheduler)
+    s = cutlass.spec(dtype, "sm_100a", load=load, scheduler=scheduler)
     assert s.name == f"sm100_mla_{dtype}_{load}_{scheduler}_sm_100a"
     src = render(s)
     assert f"MlaConfig<{ELEMENT[dtype]}, {ELEMENT_OUT[dtype]}," in src
@@ -39,37 +39,37 @@ def test_template_renders(dtype, load, scheduler):
 
 
 def test_spec_arch_mapping_and_errors():
-    assert sm100.spec("bf16").arch == "sm_100a"
-    assert sm100.spec("bf16", "10.0a").arch == "sm_100a"
+    assert cutlass.spec("bf16").arch == "sm_100a"
+    assert cutlass.spec("bf16", "10.0a").arch == "sm_100a"
     # CUTLASS guards the kernel body with SM100A/SM100F: B300 gets the family build.
-    assert sm100.spec("fp16", "sm_103a").arch == "sm_100f"
+    assert cutlass.spec("fp16", "sm_103a").arch == "sm_100f"
     with pytest.raises(ValueError, match="arch"):
-        sm100.spec("bf16", "sm_90a")
+        cutlass.spec("bf16", "sm_90a")
     with pytest.raises(ValueError, match="dtype_name"):
-        sm100.spec("fp32")
+        cutlass.spec("fp32")
     with pytest.raises(ValueError, match="load"):
-        sm100.spec("bf16", load="gather")
+        cutlass.spec("bf16", load="gather")
     with pytest.raises(ValueError, match="scheduler"):
-        sm100.spec("bf16", scheduler="static")
+        cutlass.spec("bf16", scheduler="static")
 
 
 def test_warmup_specs():
-    assert sm100.warmup_specs("sm_90a", ["bf16"]) == []
-    assert sm100.warmup_specs("sm_80", ["bf16", "fp16"]) == []
-    assert sm100.warmup_specs("not-an-arch", ["bf16"]) == []
-    specs = sm100.warmup_specs("sm_100a", ["bf16", "fp16"])
+    assert cutlass.warmup_specs("sm_90a", ["bf16"]) == []
+    assert cutlass.warmup_specs("sm_80", ["bf16", "fp16"]) == []
+    assert cutlass.warmup_specs("not-an-arch", ["bf16"]) == []
+    specs = cutlass.warmup_specs("sm_100a", ["bf16", "fp16"])
     assert [s.name for s in specs] == [
         "sm100_mla_bf16_tma_individual_sm_100a", "sm100_mla_bf16_cpasync_individual_sm_100a",
         "sm100_mla_fp16_tma_individual_sm_100a", "sm100_mla_fp16_cpasync_individual_sm_100a"]
-    assert {s.arch for s in sm100.warmup_specs("10.3a", ["bf16"])} == {"sm_100f"}
+    assert {s.arch for s in cutlass.warmup_specs("10.3a", ["bf16"])} == {"sm_100f"}
 
 
 def test_load_path():
-    assert [sm100.load_path(p) for p in (1, 2, 16, 64, 128, 256, 1024)] == \
+    assert [cutlass.load_path(p) for p in (1, 2, 16, 64, 128, 256, 1024)] == \
         ["cpasync"] * 4 + ["tma"] * 3
     for bad in (0, 3, 48, 100, -128):
         with pytest.raises(ValueError, match="power of two"):
-            sm100.load_path(bad)
+            cutlass.load_path(bad)
 
 
 # ------------------------------------------------------------------------------------------
@@ -90,41 +90,41 @@ def _cutlass_split(K, B, sm):
     (131072, 1, 148, 147), (131072, 1, 132, 128), (65536, 256, 148, 1), (18 * 128, 8, 148, 18),
     (19 * 128, 8, 148, 10)])
 def test_auto_split_values(K, B, sm, expected):
-    assert sm100.get_num_kv_splits(K, B, sm, -1) == expected == _cutlass_split(K, B, sm)
+    assert cutlass.get_num_kv_splits(K, B, sm, -1) == expected == _cutlass_split(K, B, sm)
 
 
 def test_workspace_formula():
     per = (4 * 512 + 4) * 128
-    assert sm100.get_workspace_size(4096, 8, 148, 1) == 0
-    assert sm100.get_workspace_size(4096, 8, 148, 4) == per * 4 * 8
-    assert sm100.get_workspace_size(1, 3, 148, 64) == per * 64 * 3  # manual splits used as given
-    assert sm100.get_workspace_size(4096, 8, 148, -1) == per * 16 * 8
-    assert sm100.get_workspace_size(4096, 8, 148, 0) == per * 16 * 8  # 0 also means auto
-    assert sm100.get_workspace_size(128, 8, 148, -1) == 0            # one tile: one split
+    assert cutlass.get_workspace_size(4096, 8, 148, 1) == 0
+    assert cutlass.get_workspace_size(4096, 8, 148, 4) == per * 4 * 8
+    assert cutlass.get_workspace_size(1, 3, 148, 64) == per * 64 * 3  # manual splits used as given
+    assert cutlass.get_workspace_size(4096, 8, 148, -1) == per * 16 * 8
+    assert cutlass.get_workspace_size(4096, 8, 148, 0) == per * 16 * 8  # 0 also means auto
+    assert cutlass.get_workspace_size(128, 8, 148, -1) == 0            # one tile: one split
     # page_size only matters above 128: K rounds up to whole pages.
-    assert sm100.get_num_kv_splits(300, 1, 148, -1, page_size=256) == 4
-    assert sm100.get_num_kv_splits(300, 1, 148, -1, page_size=128) == 3
+    assert cutlass.get_num_kv_splits(300, 1, 148, -1, page_size=256) == 4
+    assert cutlass.get_num_kv_splits(300, 1, 148, -1, page_size=128) == 3
 
 
 def test_workspace_auto_bound():
     rng = random.Random(0)
     for _ in range(2000):
         K, B, sm = rng.randint(1, 300_000), rng.randint(1, 600), rng.choice([132, 148, 160])
-        assert sm100.get_workspace_size(K, B, sm, -1) <= sm100.max_auto_workspace_size(sm)
+        assert cutlass.get_workspace_size(K, B, sm, -1) <= cutlass.max_auto_workspace_size(sm)
 
 
 def test_workspace_argument_errors():
     with pytest.raises(ValueError, match="max_seq_len"):
-        sm100.get_workspace_size(0, 1, 148, 1)
+        cutlass.get_workspace_size(0, 1, 148, 1)
     with pytest.raises(ValueError, match="num_batches"):
-        sm100.get_workspace_size(128, 0, 148, 1)
+        cutlass.get_workspace_size(128, 0, 148, 1)
     with pytest.raises(ValueError, match="num_kv_splits"):
-        sm100.get_workspace_size(128, 1, 148, 257)
+        cutlass.get_workspace_size(128, 1, 148, 257)
     with pytest.raises(ValueError, match="page_size"):
-        sm100.get_workspace_size(128, 1, 148, 1, page_size=96)
+        cutlass.get_workspace_size(128, 1, 148, 1, page_size=96)
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="sm_count"):
-            sm100.get_workspace_size(4096, 1, 0, -1)
+            cutlass.get_workspace_size(4096, 1, 0, -1)
 
 
 # ------------------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def test_run_validation(change, match):
     args = _args()
     args.update(change)
     with pytest.raises(ValueError, match=match):
-        sm100.run(**args)
+        cutlass.run(**args)
 
 
 def test_run_validation_misaligned_cache():
@@ -177,7 +177,7 @@ def test_run_validation_misaligned_cache():
     big = torch.zeros(8, 16, 584, dtype=torch.bfloat16)
     args["kv_cache"] = big[..., 1:577]
     with pytest.raises(ValueError, match="16-byte"):
-        sm100.run(**args)
+        cutlass.run(**args)
 
 
 # ------------------------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def built_bf16(tmp_path_factory):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MLA_WRAPPER_CACHE_DIR", str(tmp_path_factory.mktemp("sm100_cache")))
-        return load(sm100.spec("bf16", "sm_100a"))
+        return load(cutlass.spec("bf16", "sm_100a"))
 
 
 def _cpp_workspace(mod, K, B, sm, splits):
@@ -207,8 +207,8 @@ def test_compiled_workspace_matches_python(built_bf16):
     for K, B, sm, splits in grid:
         status, nbytes, nsplit = _cpp_workspace(built_bf16, K, B, sm, splits)
         assert status == 0, built_bf16.error("workspace", status)
-        assert nsplit == sm100.get_num_kv_splits(K, B, sm, splits), (K, B, sm, splits)
-        assert nbytes == sm100.get_workspace_size(K, B, sm, splits), (K, B, sm, splits)
+        assert nsplit == cutlass.get_num_kv_splits(K, B, sm, splits), (K, B, sm, splits)
+        assert nbytes == cutlass.get_workspace_size(K, B, sm, splits), (K, B, sm, splits)
 
 
 @pytest.mark.compile
@@ -265,7 +265,7 @@ def test_compiled_run_rejections_reach_python(built_bf16, kwargs, match):
 @pytest.mark.compile
 def test_compiled_run_workspace_too_small_says_how_much(built_bf16):
     status = _cpp_run(built_bf16, splits=8, ws_bytes=100)
-    needed = sm100.get_workspace_size(32 * 128, 2, 148, 8)
+    needed = cutlass.get_workspace_size(32 * 128, 2, 148, 8)
     assert status < 0 and needed > 0
     assert f"workspace too small: {needed} bytes needed" in str(built_bf16.error("run", status))
 
@@ -323,11 +323,11 @@ def test_run_matches_reference(dtype, page_size, H, num_kv_splits, poison):
     p = _problem(B, H, page_size, dtype, _ragged(B, rng), seed=page_size + H)
     sm_scale = 1.0 / math.sqrt(192)
     max_seq_len = p["page_table"].shape[1] * page_size
-    ws = torch.empty(sm100.get_workspace_size(max_seq_len, B, 0, num_kv_splits, page_size) or 1,
+    ws = torch.empty(cutlass.get_workspace_size(max_seq_len, B, 0, num_kv_splits, page_size) or 1,
                      dtype=torch.uint8, device="cuda")
     out = poison(torch.empty(B, H, 512, dtype=dtype, device="cuda"))
     lse = poison(torch.empty(B, H, dtype=torch.float32, device="cuda"))
-    res = sm100.run(p["q_nope"], p["q_pe"], p["kv"], p["seq_lens"], p["page_table"], ws, sm_scale,
+    res = cutlass.run(p["q_nope"], p["q_pe"], p["kv"], p["seq_lens"], p["page_table"], ws, sm_scale,
                     num_kv_splits, out=out, lse=lse)
     assert res[0] is out and res[1] is lse
     ref_o, ref_lse = _reference(p, page_size, sm_scale)
@@ -342,8 +342,8 @@ def test_run_matches_reference(dtype, page_size, H, num_kv_splits, poison):
 def test_run_separate_caches_strided_q_and_lse_base_e(page_size):
     dtype, B, H = torch.bfloat16, 5, 128
     p = _problem(B, H, page_size, dtype, [1, 300, 0, 2048, 129], split_cache=True, seed=7)
-    ws = torch.empty(sm100.max_auto_workspace_size(), dtype=torch.uint8, device="cuda")
-    out, lse = sm100.run(p["q_nope"], p["q_pe"], p["kv"], p["seq_lens"], p["page_table"], ws, 0.07,
+    ws = torch.empty(cutlass.max_auto_workspace_size(), dtype=torch.uint8, device="cuda")
+    out, lse = cutlass.run(p["q_nope"], p["q_pe"], p["kv"], p["seq_lens"], p["page_table"], ws, 0.07,
                          num_kv_splits=-1, return_lse=True, return_lse_base_on_e=True)
     ref_o, ref_lse2 = _reference(p, page_size, 0.07)
     assert rel_error(out, ref_o) < TOL[dtype]
@@ -355,7 +355,7 @@ def test_run_more_than_128_heads_and_default_out():
     dtype, B, H = torch.float16, 3, 160
     p = _problem(B, H, 64, dtype, [700, 64, 5], seed=3)
     ws = torch.empty(1, dtype=torch.uint8, device="cuda")
-    out = sm100.run(p["q_nope"], p["q_pe"], p["kv"], p["seq_lens"], p["page_table"], ws, 0.1)
+    out = cutlass.run(p["q_nope"], p["q_pe"], p["kv"], p["seq_lens"], p["page_table"], ws, 0.1)
     ref_o, _ = _reference(p, 64, 0.1)
     assert out.shape == (B, H, 512) and rel_error(out, ref_o) < TOL[dtype]
 
@@ -365,4 +365,4 @@ def test_run_workspace_too_small_names_the_size():
     p = _problem(2, 128, 128, torch.bfloat16, [4096, 4096])
     ws = torch.empty(16, dtype=torch.uint8, device="cuda")
     with pytest.raises(ValueError, match=r"workspace: \d+ bytes needed"):
-        sm100.run(p["q_nope"], p["q_pe"], p["kv"], p["seq_lens"], p["page_table"], ws, 0.1, 8)
+        cutlass.run(p["q_nope"], p["q_pe"], p["kv"], p["seq_lens"], p["page_table"], ws, 0.1, 8)

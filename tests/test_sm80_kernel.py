@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from mla_wrapper import sm80
+from mla_wrapper.backends import sm80
 
 # --------------------------------------------------------------------------------------------
 # CPU

@@ -96,12 +96,12 @@ RAGGED = [0, 1, 63, 64, 65, 200, 1000, 3001]
 @pytest.mark.parametrize("page_size", [1, 16, 64, 128])
 @pytest.mark.parametrize("heads", [16, 32, 64, 128])
 @pytest.mark.parametrize("qo_len", [1, 2, 4])
-def test_grid(workspace, poison, dtype, page_size, heads, qo_len):
+def test_grid(workspace, poison, dtype, page_size, heads, qo_len, planned_backend):
     causal = qo_len > 1
     seed = heads * 1000 + page_size * 10 + qo_len
     b = make_batch(RAGGED, qo_len, heads, page_size, DTYPES[dtype],
                    fused_cache=(seed % 2 == 0), seed=seed)
-    plan_run_check(new_wrapper(workspace), b, causal, poison)
+    plan_run_check(new_wrapper(workspace, backend=planned_backend), b, causal, poison)
 
 
 @pytest.mark.gpu
@@ -167,7 +167,7 @@ def test_inflight_replan(workspace, poison):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads,qo_len", [(16, 1), (128, 1), (16, 2)])
-def test_cuda_graph_replan_replay(workspace, heads, qo_len):
+def test_cuda_graph_replan_replay(workspace, heads, qo_len, planned_backend):
     """Capture at batch B with lengths X, re-plan with lengths Y (and a smaller batch), replay."""
     cap, page_size = 8, 16
     dev = "cuda"
@@ -176,7 +176,7 @@ def test_cuda_graph_replan_replay(workspace, heads, qo_len):
                 kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
                 kv_indices=torch.zeros(4096, dtype=torch.int32, device=dev),
                 kv_len_arr=torch.zeros(cap, dtype=torch.int32, device=dev))
-    w = new_wrapper(workspace, use_cuda_graph=True, **bufs)
+    w = new_wrapper(workspace, use_cuda_graph=True, backend=planned_backend, **bufs)
     bx = make_batch([100, 2000, 5, 0, 3000, 64, 65, 1], qo_len, heads, page_size,
                     torch.bfloat16, seed=21)
     plan(w, bx, causal)
@@ -295,7 +295,54 @@ def test_backend_selection_rules():
     assert "CUDA-graph" in backends.why_not("cutlass", graph, _dev(10, 0))
     mixed = backends.Problem(16, 64, torch.bfloat16, torch.float16, 1, False)
     assert "differs" in backends.why_not("sm80", mixed, _dev(9, 0))
-    assert "not available" in backends.why_not("sm90", p, _dev(9, 0))
+    for cap in ((9, 0), (9, 5)):
+        assert backends.why_not("sm90", p, _dev(*cap)) is None
+    for cap in ((8, 0), (8, 9), (10, 0), (12, 0)):
+        assert "sm90 needs a Hopper (SM90) GPU" in backends.why_not("sm90", p, _dev(*cap))
+    for heads, page_size, qo_len in ((1, 1, 1), (128, 1, 4), (7, 48, 3), (64, 1024, 1)):
+        for dt in (torch.bfloat16, torch.float16):
+            q = backends.Problem(heads, page_size, dt, dt, qo_len, qo_len > 1, cuda_graph=True)
+            assert backends.why_not("sm90", q, _dev(9, 0)) is None
+    assert "num_heads" in backends.why_not("sm90", backends.Problem(
+        129, 64, torch.bfloat16, torch.bfloat16, 1, False), _dev(9, 0))
+    assert "differs" in backends.why_not("sm90", mixed, _dev(9, 0))
+
+
+def test_backend_resolution(monkeypatch, caplog):
+    """auto / fa2 / fa3 / explicit names per GPU, and MLA_WRAPPER_DISABLE_SM90."""
+    monkeypatch.delenv("MLA_WRAPPER_DISABLE_SM90", raising=False)
+    p = backends.Problem(16, 64, torch.bfloat16, torch.bfloat16, 1, False)
+    mtp = backends.Problem(16, 64, torch.bfloat16, torch.bfloat16, 2, True)
+    hopper, a100, b200 = _dev(9, 0), _dev(8, 0, 166912), _dev(10, 0)
+    resolve = backends.resolve
+    assert resolve("auto", p, hopper) == "sm90"
+    assert resolve("auto", p, a100) == "sm80"
+    assert resolve("auto", p, b200) == "cutlass"
+    assert resolve("auto", mtp, b200) == "sm80"
+    assert resolve("sm90", p, hopper) == resolve("fa3", p, hopper) == "sm90"
+    assert resolve("sm80", p, hopper) == resolve("fa2", p, hopper) == "sm80"
+    with pytest.raises(ValueError, match="backend='sm90' cannot serve.*Hopper"):
+        resolve("sm90", p, a100)
+    # fa3 never raises where auto would serve: it falls back like auto, with a log line
+    with caplog.at_level("INFO", logger="mla_wrapper"):
+        assert resolve("fa3", p, a100) == "sm80"
+    assert "backend fa3 -> sm80 (sm90: sm90 needs a Hopper" in caplog.text
+    assert resolve("fa3", p, b200) == "cutlass"
+    assert resolve("fa3", mtp, b200) == "sm80"
+    monkeypatch.setenv("MLA_WRAPPER_DISABLE_SM90", "1")
+    caplog.clear()
+    with caplog.at_level("INFO", logger="mla_wrapper"):
+        assert resolve("auto", p, hopper) == "sm80"
+    assert "MLA_WRAPPER_DISABLE_SM90" in caplog.text
+    assert resolve("fa3", p, hopper) == "sm80"
+    assert resolve("sm90", p, hopper) == "sm90"          # an explicit request is still served
+    assert backends.routed_family((9, 0)).__name__.endswith("sm80")
+    monkeypatch.setenv("MLA_WRAPPER_DISABLE_SM90", "0")
+    assert resolve("auto", p, hopper) == "sm90"
+    assert backends.routed_family((9, 0)).__name__.endswith("sm90")
+    assert backends.routed_family((8, 0)).__name__.endswith("sm80")
+    with pytest.raises(ValueError, match="expected one of"):
+        resolve("fa9", p, hopper)
 
 
 @pytest.mark.gpu
@@ -340,7 +387,7 @@ def test_device_index_tensors(workspace):
 
 def test_run_args_packing_matches_struct():
     """run() writes MlaRunArgs' first 18 words with one struct.pack_into: check the mapping."""
-    from mla_wrapper.wrapper import _pack_args
+    from mla_wrapper.backends.planned import _pack_args
     from mla_wrapper.workspace import MlaRunArgsStruct
 
     a = MlaRunArgsStruct()
@@ -356,7 +403,7 @@ def test_run_args_packing_matches_struct():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads", [16, 128])
-def test_cuda_graph_batch_one_bucket(workspace, heads):
+def test_cuda_graph_batch_one_bucket(workspace, heads, planned_backend):
     """A batch-1 CUDA-graph bucket (small merge capacity: the combine is fused into the captured
     attention launch): re-plan with new lengths (split and not) and replay."""
     dev = "cuda"
@@ -364,7 +411,7 @@ def test_cuda_graph_batch_one_bucket(workspace, heads):
                 kv_indptr=torch.zeros(2, dtype=torch.int32, device=dev),
                 kv_indices=torch.zeros(512, dtype=torch.int32, device=dev),
                 kv_len_arr=torch.zeros(1, dtype=torch.int32, device=dev))
-    w = new_wrapper(workspace, use_cuda_graph=True, **bufs)
+    w = new_wrapper(workspace, use_cuda_graph=True, backend=planned_backend, **bufs)
     first = make_batch([700], 1, heads, 64, torch.bfloat16, seed=41)
     plan(w, first, False)
     assert w._impl.plan_struct.max_merge_items <= 16

@@ -9,8 +9,9 @@ from .spec import KernelSpec
 FAMILIES = {
     "merge": "mla_wrapper.kernels",
     "planner": "mla_wrapper.planner",
-    "sm80": "mla_wrapper.sm80",
-    "cutlass": "mla_wrapper.sm100",
+    "sm80": "mla_wrapper.backends.sm80",
+    "sm90": "mla_wrapper.backends.sm90",
+    "cutlass": "mla_wrapper.backends.cutlass",
 }
 
 ALL_DTYPES = ("bf16", "fp16")

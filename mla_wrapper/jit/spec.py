@@ -36,7 +36,7 @@ class Export:
 class KernelSpec:
     """Everything that identifies one JIT-compiled kernel library.
 
-    family:      kernel family ("merge", "sm80", "cutlass", "planner").
+    family:      kernel family ("merge", "sm80", "sm90", "cutlass", "planner").
     template:    file name under jit_templates/ (``*.cu.jinja``; ``*.cpp.jinja`` for host code).
     arch:        "sm_90a", "sm_100a", "sm_80", ... or "host" (no device code).
     params:      template parameters as (key, value) pairs; values appear in the name.

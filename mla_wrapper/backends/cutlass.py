@@ -39,7 +39,7 @@ import functools
 import math
 from typing import Sequence
 
-from .jit.spec import Export, KernelSpec
+from ..jit.spec import Export, KernelSpec
 
 FAMILY = "sm100_mla"
 TEMPLATE = "sm100_mla.cu.jinja"
@@ -92,7 +92,7 @@ def compile_arch(arch: str) -> str:
     empty. B300 (sm_103) therefore gets the family-specific build sm_100f, whose code runs on
     every CC 10.x family member.
     """
-    from .jit.env import normalize_arch  # noqa: PLC0415
+    from ..jit.env import normalize_arch  # noqa: PLC0415
 
     arch = normalize_arch(arch)
     if arch not in SUPPORTED_ARCHS:
@@ -110,7 +110,7 @@ def load_path(page_size: int) -> str:
 def _example_include_flags() -> tuple[str, ...]:
     # device/sm100_mla.hpp includes "kernel/..." and "common/pow_2.hpp" relative to
     # examples/77_blackwell_fmha, and "gather_tensor.hpp" from examples/common.
-    from .jit import env  # noqa: PLC0415
+    from ..jit import env  # noqa: PLC0415
 
     try:
         dirs = env.cutlass_include_dirs()
@@ -153,7 +153,7 @@ def warmup_specs(arch: str, dtypes: Sequence[str]) -> list[KernelSpec]:
     """Specs to prebuild for ``arch``: both load paths (TMA, cp.async) per dtype, default
     scheduler. Empty for archs other than sm_100a / sm_103a."""
     try:
-        from .jit.env import normalize_arch  # noqa: PLC0415
+        from ..jit.env import normalize_arch  # noqa: PLC0415
 
         arch = normalize_arch(arch)
     except ValueError:
@@ -263,7 +263,7 @@ def max_auto_workspace_size(sm_count: int = 0) -> int:
 
 @functools.lru_cache(maxsize=None)
 def _module_for(dtype_name: str, load: str, scheduler: str, device_index: int):
-    from .jit import env, load as jit_load  # noqa: PLC0415
+    from ..jit import env, load as jit_load  # noqa: PLC0415
 
     arch = env.device_arch(device_index)
     try:
@@ -316,7 +316,7 @@ def run(q_nope, q_pe, kv_cache, seq_lens, page_table, workspace, sm_scale: float
     """
     import torch  # noqa: PLC0415
 
-    from ._validate import check_same_device, check_tensor  # noqa: PLC0415
+    from .._validate import check_same_device, check_tensor  # noqa: PLC0415
 
     # ---- shapes and dtypes (device checks last, so every error is reachable on a CPU box) --
     in_dtypes = (torch.bfloat16, torch.float16, torch.float8_e4m3fn)
@@ -426,7 +426,7 @@ def run(q_nope, q_pe, kv_cache, seq_lens, page_table, workspace, sm_scale: float
     if ws_bytes < needed:
         raise ValueError(f"workspace: {needed} bytes needed (batch={B}, max_seq_len={max_seq_len}, "
                          f"num_kv_splits={split}, sm_count={sm_count}), got {ws_bytes}; size it with "
-                         f"mla_wrapper.sm100.get_workspace_size(...)")
+                         f"mla_wrapper.backends.cutlass.get_workspace_size(...)")
 
     mod = _module_for(dtype_key, path, scheduler, dev_index)
     fn = mod.mlaw_sm100_mla_run
@@ -492,3 +492,50 @@ class _NullCtx:
 
     def __exit__(self, *exc):
         return False
+
+
+# ----------------------------------------------------------------------------------------
+# The wrapper's backend object
+# ----------------------------------------------------------------------------------------
+
+class CutlassKernel:
+    """The SM100 backend of BatchMLAPagedAttentionWrapper: CUTLASS's MLA kernel, which takes a
+    dense page table [B, max_pages] and device seq_lens. plan() builds both on the device from
+    kv_indptr / kv_indices (a gather of page ids, never of the cache) and picks CUTLASS's split
+    heuristic; run() launches. Compile-verified for sm_100a; not run on a Blackwell GPU by this
+    project yet."""
+
+    def __init__(self, name: str, wrapper):
+        if wrapper._use_cuda_graph:
+            raise ValueError("backend='cutlass': CUDA-graph mode is not supported by the SM100 "
+                             "backend yet; use backend='sm80' (or 'auto') with use_cuda_graph")
+        self.name = name
+        self.wrapper = wrapper
+
+    def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype):
+        import numpy as np  # noqa: PLC0415
+        import torch  # noqa: PLC0415
+
+        dev = self.wrapper.device
+        batch = len_h.shape[0]
+        pages = (len_h.astype(np.int64) + page_size - 1) // page_size
+        width = max(int(pages.max()) if batch else 1, 1)
+        cols = np.arange(width, dtype=np.int64)
+        idx = kv_h[:-1, None].astype(np.int64) + np.minimum(cols[None, :], np.maximum(pages - 1, 0)[:, None])
+        idx = np.minimum(idx, max(kv_indices.numel() - 1, 0))
+        self.page_table = kv_indices[torch.from_numpy(idx).to(dev, non_blocking=True)]
+        self.seq_lens = torch.from_numpy(len_h.copy()).to(dev, non_blocking=True)
+        self.sm_scale = sm_scale
+        self.page_size = page_size
+        need = get_workspace_size(width * page_size, max(batch, 1), self.wrapper._sm_count, -1,
+                                  page_size)
+        if need > self.wrapper._float_ws_bytes:
+            raise ValueError(f"float_workspace_buffer: the cutlass backend needs {need} bytes for "
+                             f"this batch, got {self.wrapper._float_ws_bytes}")
+
+    def run(self, q_nope, q_pe, ckv, kpe, out, lse, lse_base_e, stream, strides):
+        import torch  # noqa: PLC0415
+
+        ws = self.wrapper._float_ws.view(torch.uint8)
+        run(q_nope, q_pe, (ckv, kpe), self.seq_lens, self.page_table, ws, self.sm_scale, -1,
+            out=out, lse=lse, return_lse_base_on_e=lse_base_e)

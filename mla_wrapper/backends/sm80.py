@@ -19,18 +19,15 @@ opt-in shared memory per block. All of them accept plans split at KV_TILE = 64 t
 """
 from __future__ import annotations
 
-import ctypes
 import sys
 
-from .jit.spec import Export, KernelSpec
+from ..jit.spec import KernelSpec
+from .planned import DTYPE_NAMES, DTYPES, HEAD_DIM_CKV, HEAD_DIM_KPE, FamilyABI  # noqa: F401
 
 ROWS_PER_TILE = 64        # query rows (token, head) per CTA tile: kRowsPerTile
 KV_TILE = 64              # KV tokens per kernel iteration: kKvTile (split granularity)
 CTAS_PER_SM = 1           # one CTA per SM (every config uses most of the SM's shared memory)
-HEAD_DIM_CKV = 512
-HEAD_DIM_KPE = 64
 MAX_HEADS = 128
-DTYPES = ("bf16", "fp16")
 
 # config name -> (kernel KV tile, stages, bytes of dynamic shared memory); must match
 # KvConfig<tile, stages>::kSmemBytes in include/mla_wrapper/sm80/config.h. Listed fastest
@@ -43,21 +40,10 @@ CONFIGS = {
 }
 DEFAULT_ORDER = ("64x2", "32x4", "32x2", "16x1")
 
-_EXPORTS = (
-    Export("mlaw_sm80_mla_run", ("ptr", "ptr", "stream")),
-    Export("mlaw_sm80_mla_config", ("ptr",)),
-)
-
-_DTYPE_NAMES = {"bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
-                "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16"}
-
-
-def dtype_name(dtype) -> str:
-    """'bf16' / 'fp16' for a torch dtype or a name; ValueError otherwise."""
-    name = _DTYPE_NAMES.get(str(dtype))
-    if name is None:
-        raise ValueError(f"sm80 MLA: dtype must be bf16 or fp16, got {dtype}")
-    return name
+# exports, dtype names, problem checks, launch and config query: planned.FamilyABI
+_ABI = FamilyABI("sm80", MAX_HEADS)
+RUN_EXPORT = _ABI.run_export          # "mlaw_sm80_mla_run"
+dtype_name, why_not, supports, launch, kernel_config = _ABI.interface()
 
 
 def config_for_smem(smem_optin: int) -> str:
@@ -79,7 +65,7 @@ _ARCH_SMEM_OPTIN = {(8, 0): 166912, (8, 7): 166912, (8, 6): 101376, (8, 9): 1013
 def default_config(arch: str, device=None) -> str:
     """The config for ``device`` (a torch device / index: read from its properties), else
     the one a GPU of ``arch`` allows (unknown arches get the smallest)."""
-    from .jit import env  # noqa: PLC0415
+    from ..jit import env  # noqa: PLC0415
 
     arch = env.normalize_arch(arch)
     if device is None:  # the current GPU when torch is loaded already and it is of this arch
@@ -105,7 +91,7 @@ def spec(dtype: str, arch: str, config: str | None = None, device=None) -> Kerne
     config: a key of CONFIGS; None picks it from ``device``'s opt-in shared memory per block
     when a device is given, else from ``arch`` (see default_config).
     """
-    from .jit import env  # noqa: PLC0415
+    from ..jit import env  # noqa: PLC0415
 
     arch = env.normalize_arch(arch)
     if arch == "host" or env.arch_major(arch) < 8:
@@ -116,36 +102,18 @@ def spec(dtype: str, arch: str, config: str | None = None, device=None) -> Kerne
         raise ValueError(f"sm80 MLA: config must be one of {sorted(CONFIGS)}, got {config!r}")
     return KernelSpec(family="sm80", template="sm80_mla.cu.jinja", arch=arch,
                       params=(("dtype", dtype_name(dtype)), ("config", config)),
-                      exports=_EXPORTS, header_dirs=("common", "merge", "sm80"),
+                      exports=_ABI.exports, header_dirs=("common", "merge", "sm80"),
                       use_cutlass=True)
 
 
 def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
     """Specs `python -m mla_wrapper warmup` builds for this arch (sm_80 and newer)."""
-    from .jit import env  # noqa: PLC0415
+    from ..jit import env  # noqa: PLC0415
 
     arch = env.normalize_arch(arch)
     if arch == "host" or env.arch_major(arch) < 8:
         return []
-    return [spec(d, arch) for d in dtypes if _DTYPE_NAMES.get(str(d)) in DTYPES]
-
-
-def why_not(num_heads: int, page_size: int, dtype, kv_dtype=None, head_dim_ckv: int = 512,
-            head_dim_kpe: int = 64) -> str | None:
-    """None when the sm80 kernel serves this problem, else the reason (for logs / errors)."""
-    kv_dtype = dtype if kv_dtype is None else kv_dtype
-    if _DTYPE_NAMES.get(str(dtype)) is None:
-        return f"dtype {dtype} is not bf16/fp16"
-    if _DTYPE_NAMES.get(str(kv_dtype)) != _DTYPE_NAMES.get(str(dtype)):
-        return f"q dtype {dtype} differs from kv dtype {kv_dtype}"
-    if (head_dim_ckv, head_dim_kpe) != (HEAD_DIM_CKV, HEAD_DIM_KPE):
-        return (f"head dims must be ({HEAD_DIM_CKV}, {HEAD_DIM_KPE}), "
-                f"got ({head_dim_ckv}, {head_dim_kpe})")
-    if not 1 <= num_heads <= MAX_HEADS:
-        return f"num_heads {num_heads} is outside 1..{MAX_HEADS}"
-    if page_size < 1:
-        return f"page_size must be >= 1, got {page_size}"
-    return None
+    return [spec(d, arch) for d in dtypes if DTYPE_NAMES.get(str(d)) in DTYPES]
 
 
 def smem_bytes_needed(smem_per_block_optin: int):
@@ -155,29 +123,3 @@ def smem_bytes_needed(smem_per_block_optin: int):
         return CONFIGS[config_for_smem(smem_per_block_optin)][2]
     except ValueError:
         return None
-
-
-def supports(num_heads: int, page_size: int, dtype, kv_dtype=None, head_dim_ckv: int = 512,
-             head_dim_kpe: int = 64) -> bool:
-    """Whether the sm80 kernel serves this problem (any page size, causal or not)."""
-    return why_not(num_heads, page_size, dtype, kv_dtype, head_dim_ckv, head_dim_kpe) is None
-
-
-def launch(module, plan_struct_ptr: int, run_args_ptr: int, stream: int) -> None:
-    """Run attention + combine; raises KernelError naming the kernel on a nonzero status.
-
-    plan_struct_ptr / run_args_ptr: host addresses of MlaPlan / MlaRunArgs structs (they are
-    read during the call only); stream: a cudaStream_t as int (0 = default stream).
-    """
-    status = module.mlaw_sm80_mla_run(plan_struct_ptr, run_args_ptr, stream)
-    if status != 0:
-        raise module.error("mlaw_sm80_mla_run", status)
-
-
-def kernel_config(module) -> dict[str, int]:
-    """The compiled kernel's constants (to check that this module's mirror matches)."""
-    buf = (ctypes.c_int32 * 8)()
-    module.call("mlaw_sm80_mla_config", ctypes.addressof(buf))
-    keys = ("rows_per_tile", "kv_tile", "head_dim_ckv", "head_dim_kpe", "smem_bytes", "threads",
-            "kernel_kv_tile", "stages")
-    return dict(zip(keys, buf))

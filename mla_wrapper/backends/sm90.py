@@ -1,0 +1,57 @@
+"""The Hopper sm90 MLA kernel family (wgmma + TMA / cp.async, warp-specialized).
+
+Runs on SM90 GPUs (H100, H200, H20, GH200) only: wgmma needs the arch-specific target
+``sm_90a``. Kernel sources: include/mla_wrapper/sm90/, instantiated by
+jit_templates/sm90_mla.cu.jinja. One library per dtype exports the same C ABI as sm80::
+
+    int mlaw_sm90_mla_run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream)
+    int mlaw_sm90_mla_config(int32_t out[8])   # rows_per_tile, kv_tile, 512, 64, smem, threads,
+                                               # kernel kv tile, stages
+
+It runs the plan format of sm80 unchanged (same planner, same host path:
+backends/planned.py): ROWS_PER_TILE query rows per tile, KV ranges split at multiples of
+KV_TILE tokens, CTAS_PER_SM persistent CTAs per SM, a fixed combine grid (CUDA-graph safe).
+"""
+from __future__ import annotations
+
+from ..jit.spec import KernelSpec
+from .planned import DTYPE_NAMES, DTYPES, HEAD_DIM_CKV, HEAD_DIM_KPE, FamilyABI  # noqa: F401
+
+ROWS_PER_TILE = 64        # query rows (token, head) per CTA tile (one wgmma M=64 warpgroup tile)
+KV_TILE = 64              # KV tokens per kernel iteration (split granularity)
+CTAS_PER_SM = 1
+MAX_HEADS = 128
+ARCH = "sm_90a"           # wgmma / setmaxnreg need the arch-specific target
+
+# exports, dtype names, problem checks, launch and config query: planned.FamilyABI
+_ABI = FamilyABI("sm90", MAX_HEADS)
+RUN_EXPORT = _ABI.run_export          # "mlaw_sm90_mla_run"
+dtype_name, why_not, supports, launch, kernel_config = _ABI.interface()
+
+
+def spec(dtype, arch: str, device=None) -> KernelSpec:
+    """The kernel library for q/kv dtype ``dtype`` ('bf16' / 'fp16' or a torch dtype) on
+    ``arch``, which must be sm_90a ('9.0a' and 'sm_90a' both name it); ValueError otherwise.
+    ``device`` is accepted for the planned-family interface (one configuration fits every
+    SM90 GPU)."""
+    from ..jit import env  # noqa: PLC0415
+
+    normalized = env.normalize_arch(arch)
+    if normalized != ARCH:
+        raise ValueError(f"sm90 MLA: arch must be {ARCH} (Hopper, wgmma), got {arch!r}")
+    return KernelSpec(family="sm90", template="sm90_mla.cu.jinja", arch=ARCH,
+                      params=(("dtype", dtype_name(dtype)),), exports=_ABI.exports,
+                      header_dirs=("common", "merge", "sm80", "sm90"), use_cutlass=True)
+
+
+def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
+    """Specs `python -m mla_wrapper warmup` builds for this arch: the bf16/fp16 libraries on
+    sm_90a, nothing elsewhere."""
+    from ..jit import env  # noqa: PLC0415
+
+    try:
+        if env.normalize_arch(arch) != ARCH:
+            return []
+    except ValueError:
+        return []
+    return [spec(d, ARCH) for d in dtypes if DTYPE_NAMES.get(str(d)) in DTYPES]

@@ -1,0 +1,111 @@
+"""The sm90 (Hopper) kernel family's Python side: its KernelSpec, warmup specs per arch, the
+planned-family interface it shares with sm80 (CPU), and a compile-only build for sm_90a."""
+from __future__ import annotations
+
+import pytest
+
+from mla_wrapper.backends import planned, sm80, sm90
+from mla_wrapper.jit.registry import warmup_specs
+from mla_wrapper.jit.spec import Export
+
+
+def test_spec_names_template_params_exports():
+    s = sm90.spec("bf16", "sm_90a")
+    assert s.name == "sm90_bf16_sm_90a"
+    assert (s.family, s.template, s.arch) == ("sm90", "sm90_mla.cu.jinja", "sm_90a")
+    assert s.params == (("dtype", "bf16"),)
+    assert s.exports == (Export("mlaw_sm90_mla_run", ("ptr", "ptr", "stream")),
+                         Export("mlaw_sm90_mla_config", ("ptr",)))
+    assert s.header_dirs == ("common", "merge", "sm80", "sm90") and s.use_cutlass
+    assert sm90.spec("fp16", "9.0a").name == "sm90_fp16_sm_90a"
+    assert sm90.spec("torch.bfloat16", "sm_90a", device=0) == s     # torch dtype names; device ignored
+    assert sm90.RUN_EXPORT == s.exports[0].name
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "9.0", "sm_80", "sm_100a", "10.0a", "sm_120"])
+def test_spec_rejects_other_arches(arch):
+    with pytest.raises(ValueError, match="sm90 MLA: arch must be sm_90a"):
+        sm90.spec("bf16", arch)
+
+
+def test_spec_rejects_other_dtypes():
+    with pytest.raises(ValueError, match="sm90 MLA: dtype must be bf16 or fp16"):
+        sm90.spec("fp32", "sm_90a")
+
+
+def test_warmup_specs_per_arch():
+    names = ["sm90_bf16_sm_90a", "sm90_fp16_sm_90a"]
+    assert [s.name for s in sm90.warmup_specs("sm_90a", ["bf16", "fp16"])] == names
+    assert [s.name for s in sm90.warmup_specs("9.0a", ["bf16", "fp16", "fp8_e4m3"])] == names
+    assert [s.name for s in sm90.warmup_specs("sm_90a", ["fp16"])] == names[1:]
+    for arch in ("sm_90", "sm_80", "sm_89", "sm_100a", "10.3a", "sm_120", "host", "nope"):
+        assert sm90.warmup_specs(arch, ["bf16", "fp16"]) == [], arch
+    assert [s.name for s in warmup_specs(["sm_90a"], families=["sm90"])] == names
+    assert warmup_specs(["sm_80", "sm_100a"], families=["sm90"]) == []
+    assert {s.family for s in warmup_specs(["sm_90a"])} >= {"merge", "sm80", "sm90"}
+
+
+def test_shares_the_planned_interface_with_sm80():
+    for name in ("ROWS_PER_TILE", "KV_TILE", "CTAS_PER_SM", "HEAD_DIM_CKV", "HEAD_DIM_KPE",
+                 "MAX_HEADS", "DTYPES"):
+        assert getattr(sm90, name) == getattr(sm80, name), name
+    assert (sm90.ROWS_PER_TILE, sm90.KV_TILE, sm90.CTAS_PER_SM) == (64, 64, 1)
+    assert (sm90.HEAD_DIM_CKV, sm90.HEAD_DIM_KPE, sm90.MAX_HEADS) == (512, 64, 128)
+    assert sm90.DTYPES == ("bf16", "fp16")
+    assert sm80.RUN_EXPORT == "mlaw_sm80_mla_run"
+    assert sm90.why_not(128, 1, "bf16") is None and sm90.supports(1, 1024, "fp16", "fp16")
+    assert "num_heads" in sm90.why_not(129, 64, "bf16")
+    assert "differs" in sm90.why_not(16, 64, "bf16", "fp16")
+    assert "page_size" in sm90.why_not(16, 0, "bf16")
+    assert "head dims" in sm90.why_not(16, 64, "bf16", head_dim_ckv=128)
+
+
+class _FakeModule:
+    """Stands in for a loaded kernel library: records calls, returns a status."""
+
+    def __init__(self, status=0):
+        self.status, self.calls = status, []
+
+    def __getattr__(self, name):
+        if name.startswith("mlaw_"):
+            return lambda *args: (self.calls.append((name, args)), self.status)[1]
+        raise AttributeError(name)
+
+    def call(self, name, ptr):
+        import ctypes
+
+        (ctypes.c_int32 * 8).from_address(ptr)[:] = list(range(1, 9))
+        self.calls.append((name, (ptr,)))
+
+    def error(self, name, status):
+        return RuntimeError(f"{name} failed: {status}")
+
+
+def test_launch_and_kernel_config_call_the_family_exports():
+    mod = _FakeModule()
+    sm90.launch(mod, 1, 2, 3)
+    assert mod.calls == [("mlaw_sm90_mla_run", (1, 2, 3))]
+    cfg = sm90.kernel_config(mod)
+    assert mod.calls[-1][0] == "mlaw_sm90_mla_config"
+    assert list(cfg) == list(planned.CONFIG_KEYS) and list(cfg.values()) == list(range(1, 9))
+    with pytest.raises(RuntimeError, match="mlaw_sm90_mla_run failed: 7"):
+        sm90.launch(_FakeModule(status=7), 1, 2, 3)
+
+
+def test_warmup_counts_an_unnameable_spec_as_to_build():
+    """A spec whose template or header folder is missing is built (and reported as FAILED)
+    instead of aborting the whole warmup."""
+    from mla_wrapper.__main__ import _cached
+    from mla_wrapper.jit import entry_dir, is_complete
+    from mla_wrapper.jit.spec import KernelSpec
+
+    missing = KernelSpec(family="x", template="no_such_template.cu.jinja", arch="sm_90a")
+    assert _cached(missing, is_complete, entry_dir) is False
+
+
+@pytest.mark.compile
+def test_compile_sm90_bf16():
+    """Compile-only build of the sm90 library for sm_90a (needs the kernel template)."""
+    from mla_wrapper.jit import build
+
+    assert build(sm90.spec("bf16", "sm_90a")).exists()
