@@ -25,9 +25,12 @@ def test_wheel_carries_headers_and_templates(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     for rel in ("include/mla_wrapper/common/plan.h", "include/mla_wrapper/sm80/mla_kernel.cuh",
                 "include/mla_wrapper/planner/planner.h", "jit_templates/sm80_mla.cu.jinja",
-                "jit_templates/merge.cu.jinja", "jit_templates/sm100_mla.cu.jinja"):
+                "jit_templates/merge.cu.jinja", "jit_templates/sm100_mla.cu.jinja",
+                "include/mla_wrapper/sm90/launcher.cuh", "jit_templates/sm90_mla.cu.jinja"):
         assert f"mla_wrapper/_data/{rel}" in names, rel
-    assert "mla_wrapper/jit/builder.py" in names
+    for mod in ("jit/builder.py", "backends/__init__.py", "backends/planned.py", "backends/sm80.py",
+                "backends/sm90.py", "backends/cutlass.py"):
+        assert f"mla_wrapper/{mod}" in names, mod
 
 
 @pytest.mark.compile

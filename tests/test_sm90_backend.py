@@ -109,3 +109,13 @@ def test_compile_sm90_bf16():
     from mla_wrapper.jit import build
 
     assert build(sm90.spec("bf16", "sm_90a")).exists()
+
+
+def test_make_impl_and_family_lookup():
+    from mla_wrapper import backends
+
+    assert backends.family("sm80") is sm80 and backends.family("sm90") is sm90
+    with pytest.raises(ValueError, match="not a planned kernel family"):
+        backends.family("cutlass")
+    with pytest.raises(ValueError, match="has no implementation"):
+        backends.make_impl("auto", wrapper=None)
