@@ -1,7 +1,7 @@
 """MLA decode benchmark over BENCHMARKS.md's grid: every backend of this project and FlashInfer
 (fa2 / fa3) when importable, in one process on the same tensors, with a correctness check.
 
-    python benchmarks/bench_decode.py [--quick] [--backends sm80,fi_fa2,fi_fa3] [--cases ...]
+    python benchmarks/bench_decode.py [--quick] [--backends sm80,sm90,fi_fa2,fi_fa3] [--cases ...]
 
 Writes JSON lines to benchmarks/results/decode.jsonl (device, date, versions and the copy /
 matmul ceilings measured in this run on every line) and prints a table with ratios to the
@@ -106,6 +106,7 @@ def runner_flashinfer(fi_backend, c, ws):
 
 RUNNERS = {
     "sm80": lambda c, ws: runner_ours("sm80", c, ws),
+    "sm90": lambda c, ws: runner_ours("sm90", c, ws),
     "fi_fa2": lambda c, ws: runner_flashinfer("fa2", c, ws),
     "fi_fa3": lambda c, ws: runner_flashinfer("fa3", c, ws),
 }
@@ -122,7 +123,7 @@ def reference_out(c):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="a 10-case subset")
-    ap.add_argument("--backends", default="sm80,fi_fa2,fi_fa3")
+    ap.add_argument("--backends", default="sm80,sm90,fi_fa2,fi_fa3")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--budget-s", type=float, default=420.0, help="stop starting new cases after this")
     ap.add_argument("--cases", default="", help="comma list of case kinds to run (e.g. latency,middle)")

@@ -309,8 +309,8 @@ def test_backend_selection_rules():
 
 
 def test_backend_resolution(monkeypatch, caplog):
-    """auto / fa2 / fa3 / explicit names per GPU, and MLA_WRAPPER_DISABLE_SM90."""
-    monkeypatch.delenv("MLA_WRAPPER_DISABLE_SM90", raising=False)
+    """auto / fa2 / fa3 / explicit names per GPU, and the MLA_WRAPPER_SM90 opt-in."""
+    monkeypatch.setenv("MLA_WRAPPER_SM90", "1")
     p = backends.Problem(16, 64, torch.bfloat16, torch.bfloat16, 1, False)
     mtp = backends.Problem(16, 64, torch.bfloat16, torch.bfloat16, 2, True)
     hopper, a100, b200 = _dev(9, 0), _dev(8, 0, 166912), _dev(10, 0)
@@ -329,18 +329,22 @@ def test_backend_resolution(monkeypatch, caplog):
     assert "backend fa3 -> sm80 (sm90: sm90 needs a Hopper" in caplog.text
     assert resolve("fa3", p, b200) == "cutlass"
     assert resolve("fa3", mtp, b200) == "sm80"
-    monkeypatch.setenv("MLA_WRAPPER_DISABLE_SM90", "1")
-    caplog.clear()
-    with caplog.at_level("INFO", logger="mla_wrapper"):
-        assert resolve("auto", p, hopper) == "sm80"
-    assert "MLA_WRAPPER_DISABLE_SM90" in caplog.text
-    assert resolve("fa3", p, hopper) == "sm80"
-    assert resolve("sm90", p, hopper) == "sm90"          # an explicit request is still served
-    assert backends.routed_family((9, 0)).__name__.endswith("sm80")
-    monkeypatch.setenv("MLA_WRAPPER_DISABLE_SM90", "0")
-    assert resolve("auto", p, hopper) == "sm90"
     assert backends.routed_family((9, 0)).__name__.endswith("sm90")
     assert backends.routed_family((8, 0)).__name__.endswith("sm80")
+    for value in ("0", None):   # opted out, or the default while sm90 is unverified on hardware
+        if value is None:
+            monkeypatch.delenv("MLA_WRAPPER_SM90", raising=False)
+            if backends.SM90_IN_AUTO_DEFAULT:
+                continue
+        else:
+            monkeypatch.setenv("MLA_WRAPPER_SM90", value)
+        caplog.clear()
+        with caplog.at_level("INFO", logger="mla_wrapper"):
+            assert resolve("auto", p, hopper) == "sm80"
+        assert "MLA_WRAPPER_SM90=1" in caplog.text
+        assert resolve("fa3", p, hopper) == "sm80"
+        assert resolve("sm90", p, hopper) == "sm90"      # an explicit request is still served
+        assert backends.routed_family((9, 0)).__name__.endswith("sm80")
     with pytest.raises(ValueError, match="expected one of"):
         resolve("fa9", p, hopper)
 

@@ -6,23 +6,25 @@
 //     waits until the ring stage is free (mbarrier `empty`), gathers the tile through the page
 //     table with 16-byte cp.async (8 threads per token, any page size; the L2 evict-first
 //     policy: the stream is read once) into the 128-byte-swizzled wgmma layout, zero-filling
-//     tokens past the item's range. It commits tile j and then completes tile j-1 (waits for
-//     its copies, fence.proxy.async so wgmma sees them, arrives on `full`): two tiles in
-//     flight per producer thread.
+//     tokens past the item's range, and arrives on `full` when its copies land
+//     (cp.async.mbarrier.arrive.noinc: no wait in the producer, both stages can be in flight).
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
 //     load Q (64 rows x 576, rows = (query token, head), zeros past the valid rows) with
-//     cp.async; then for KV tile i (S_i already in registers):
-//       issue S_{i+1} = Q K_{i+1}^T for this warpgroup's 32 tokens (36 x wgmma m64n32k16, Q and
-//         K from shared memory) — it runs on the tensor cores during the softmax below;
+//     cp.async; then for KV tile i:
+//       wait for the tile (mbarrier `full`, then fence.proxy.async); S_i = Q K_i^T for this
+//         warpgroup's 32 tokens (36 x wgmma m64n32k16, Q and K from shared memory);
 //       softmax of S_i in registers: scale to log2 units, mask (item end, causal limit per
 //         row), row max over the warpgroup's 32 tokens, exchanged with the other warpgroup
 //         through shared memory (named barrier of the 256 consumer threads): one running max
 //         shared by both, so alpha is the same in both; P = exp2(S - m) written as 16-bit to
 //         the swizzled P tile; O rescaled by alpha (skipped when no row max of the warp moved);
 //       named barrier: P of all 64 tokens written (fence.proxy.async first);
-//       O[64 rows, 256 columns of g] += P[64 x 64] V[64 x 256] (4 x wgmma m64n256k16, V = the
-//         first 512 columns of the same KV stage, read MN-major: no transpose copy);
-//       wait for both wgmma groups; release the stage (mbarrier `empty`).
+//       O[64 rows, 256 columns of g] += P[64 x 64] V[64 x 256] (4 x wgmma m64n256k16,
+//         V = the first 512 columns of the same KV stage, read MN-major: no transpose copy);
+//         wait, release the stage (mbarrier `empty`): the producer refills it while tile i+1
+//         (already in flight) is computed.
+//     Why not compute S_{i+1} during the softmax of tile i: that needs tiles i and i+1
+//     resident while i+2 loads, three 72 KB stages next to the 72 KB Q tile (> 227 KB).
 //     epilogue: row sums of the two warpgroups added through shared memory; O / l written to
 //       out (16-bit) or to the float32 partial slot; lse = m + log2(l) (base 2 for partials).
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
@@ -101,19 +103,12 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           cp_async_16(dst + b * kKvBlockBytes, src, valid, policy);
         }
       }
-      cp_async_commit();
-      if (seq > 0) {  // tile seq-1 has landed: hand it to the consumers
-        cp_async_wait<1>();
-        fence_proxy_async();
-        mbar_arrive(&full[(seq - 1) % kStages]);
-      }
+      // Arrives on `full` once this thread's copies of the tile have landed (asynchronously:
+      // the producer goes on to the next tile, so both stages can be in flight).
+      cp_async_mbar_arrive(&full[stage]);
     }
   }
-  if (seq > 0) {
-    cp_async_wait<0>();
-    fence_proxy_async();
-    mbar_arrive(&full[(seq - 1) % kStages]);
-  }
+  cp_async_wait<0>();
 }
 
 // ---------------------------------------------------------------------------------- consumer
@@ -220,23 +215,15 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     float o[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) o[i] = 0.f;
-    float s[16], s_next[16];
-
-    if (item.num_tiles > 0) {
-      mbar_wait(&full[seq % kStages], (seq / kStages) & 1);
-      issue_scores<T>(s, q_smem, kv_smem + (seq % kStages) * kKvStageBytes, g);
-      wgmma_wait<0>();
-      fence_operands(s);
-    }
+    float s[16];
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
-      const bool has_next = it + 1 < item.num_tiles;
-      if (has_next) {
-        const int ns = (seq + 1) % kStages;
-        mbar_wait(&full[ns], ((seq + 1) / kStages) & 1);
-        fence_operands(s_next);
-        issue_scores<T>(s_next, q_smem, kv_smem + ns * kKvStageBytes, g);
-      }
+      mbar_wait(&full[stage], (seq / kStages) & 1);
+      fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
+      fence_operands(s);
+      issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
+      wgmma_wait<0>();
+      fence_operands(s);
       // ---- softmax of S_i (this warpgroup's 32 tokens) ----
       const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
       float mx[2] = {-INFINITY, -INFINITY};
@@ -256,7 +243,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
         if (lane % 4 == 0) red_max[g * kRowsPerTile + rows[r]] = mx[r];
       }
-      named_barrier(kBarMax, kConsumerThreads);
+      named_barrier(kBarMax, kConsumerThreads);  // also: both warpgroups' P V reads of P are done
       float alpha[2];
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
@@ -297,11 +284,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       wgmma_wait<0>();
       fence_operands(o);
       if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
-      if (has_next) {
-        fence_operands(s_next);
-#pragma unroll
-        for (int i = 0; i < 16; ++i) s[i] = s_next[i];
-      }
     }
 
     // ---- epilogue ----

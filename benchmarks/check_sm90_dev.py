@@ -1,0 +1,72 @@
+"""Quick device check while developing a planned family: one wrapper per case against the
+reference (NaN-poisoned outputs, fresh random data), then a short timing next to sm80.
+
+    python benchmarks/check_sm90_dev.py [--backend sm90]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from test_wrapper import make_batch  # noqa: E402
+
+from mla_wrapper import BatchMLAPagedAttentionWrapper  # noqa: E402
+from mla_wrapper.reference import mla_attention, rel_error  # noqa: E402
+
+SM_SCALE = 1.0 / math.sqrt(192)
+
+
+def check(backend, kv_lens, qo_len, heads, page_size, dtype, ws):
+    b = make_batch(kv_lens, qo_len, heads, page_size, dtype)
+    causal = (max(qo_len) if isinstance(qo_len, list) else qo_len) > 1
+    w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
+    w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], heads, 512, 64,
+           page_size, causal, SM_SCALE, dtype, dtype)
+    out = torch.full(b["q_nope"].shape, float("nan"), dtype=dtype, device="cuda")
+    lse = torch.full(b["q_nope"].shape[:2], float("nan"), dtype=torch.float32, device="cuda")
+    w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse)
+    ref_o, ref_lse = mla_attention(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], b["qo_indptr"],
+                                   b["kv_indptr"], b["kv_indices"], b["kv_len"], page_size,
+                                   causal, SM_SCALE)
+    err = rel_error(out, ref_o)
+    fin = torch.isfinite(ref_lse)
+    lerr = (lse[fin] - ref_lse[fin].to(lse.device)).abs().max().item() if fin.any() else 0.0
+    nan = bool(torch.isnan(out).any() or torch.isnan(lse).any())
+    ok = err < 1e-2 and lerr < 1e-2 and not nan
+    print(f"{'ok ' if ok else 'BAD'} H={heads:3d} ps={page_size:3d} qo={qo_len} {str(dtype)[6:]:8} "
+          f"lens={kv_lens if len(kv_lens) < 6 else f'{len(kv_lens)} reqs'} err={err:.2e} "
+          f"lse_err={lerr:.2e} nan={nan}", flush=True)
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--backend", default="sm90")
+    args = ap.parse_args()
+    ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    bad = 0
+    cases = [
+        ([100], 1, 16, 64, torch.bfloat16), ([64], 1, 128, 64, torch.bfloat16),
+        ([1000, 7, 0, 129], 1, 16, 16, torch.bfloat16), ([4096], 1, 128, 1, torch.bfloat16),
+        ([300, 65, 1, 64], 2, 16, 64, torch.bfloat16), ([513, 200], 4, 32, 16, torch.float16),
+        ([2000] * 8, 1, 64, 128, torch.float16), ([0, 0], 1, 16, 64, torch.bfloat16),
+        ([17, 4000, 333], 3, 128, 1, torch.bfloat16), ([8192], 1, 128, 64, torch.bfloat16),
+        ([5000] * 40, 1, 128, 64, torch.bfloat16), ([700] * 200, 1, 16, 16, torch.bfloat16),
+    ]
+    for kv_lens, qo, h, ps, dt in cases:
+        try:
+            bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws)
+        except Exception as e:  # noqa: BLE001
+            bad += 1
+            print(f"ERR H={h} ps={ps} qo={qo}: {type(e).__name__}: {e}", flush=True)
+    print(f"{bad} bad of {len(cases)}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
