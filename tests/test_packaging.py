@@ -28,6 +28,7 @@ def test_wheel_carries_headers_and_templates(wheel):
                 "jit_templates/merge.cu.jinja", "jit_templates/sm100_mla.cu.jinja"):
         assert f"mla_wrapper/_data/{rel}" in names, rel
     assert "mla_wrapper/jit/builder.py" in names
+    assert "mla_wrapper/py.typed" in names        # PEP 561: the package ships type information
 
 
 @pytest.mark.compile
