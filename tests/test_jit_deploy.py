@@ -7,10 +7,8 @@ import importlib
 import json
 import logging
 import os
-import stat
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -128,24 +126,10 @@ def test_stale_temp_files_are_cleaned_on_the_next_build(cache):
 
 
 @pytest.mark.compile
-def test_build_runs_in_its_own_process_group(cache, tmp_path, monkeypatch):
-    real = jit_env.nvcc_path()
-    home = tmp_path / "cuda"
-    (home / "bin").mkdir(parents=True)
+def test_build_runs_in_its_own_process_group(cache, tmp_path, wrap_nvcc):
     record = tmp_path / "pgid"
-    script = home / "bin" / "nvcc"
-    script.write_text(textwrap.dedent(f"""\
-        #!/bin/sh
-        case "$*" in *--version*) ;; *) ps -o pgid= -p $$ > {record} ;; esac
-        exec {real} "$@"
-        """))
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("CUDA_HOME", str(home))
-    jit_env.cuda_home.cache_clear()
-    try:
-        build(selftest_spec("sm_80", 3.75))
-    finally:
-        jit_env.cuda_home.cache_clear()
+    wrap_nvcc(f"ps -o pgid= -p $$ > {record}")
+    build(selftest_spec("sm_80", 3.75))
     assert int(record.read_text()) != os.getpgid(0)
 
 
