@@ -9,8 +9,14 @@ Public API (imported lazily: ``import mla_wrapper`` compiles nothing and loads n
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:   # real types for checkers; at run time the names below load lazily
+    from .ops import (cutlass_mla_decode, cutlass_mla_get_workspace_size, merge_attn_states,
+                      merge_state, merge_state_v2)
+    from .wrapper import BatchMLAPagedAttentionWrapper
 
 _LAZY = {
     "BatchMLAPagedAttentionWrapper": "mla_wrapper.wrapper",

@@ -1,9 +1,12 @@
 """The one validation helper: checks that raise ValueError naming the argument and the fix."""
 from __future__ import annotations
 
+import operator
 from typing import Iterable, Optional, Sequence
 
 import torch
+
+INT32_MAX = (1 << 31) - 1
 
 DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
                torch.float8_e4m3fn: "fp8_e4m3"}
@@ -42,6 +45,22 @@ def check_tensor(name: str, t, *, dtypes: Optional[Iterable[torch.dtype]] = None
     if last_dim_contiguous and t.dim() > 0 and t.shape[-1] > 1 and t.stride(-1) != 1:
         raise ValueError(f"{name}: the last dimension must be contiguous (stride 1), got strides "
                          f"{t.stride()} (call .contiguous())")
+
+
+def check_int(name: str, value, minimum: Optional[int] = None, maximum: int = INT32_MAX,
+              hint: str = "") -> int:
+    """An integer argument (int or numpy integer; not bool, float or str) in
+    [minimum, maximum]; returns it as a Python int."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name}: expected an int, got bool {value!r}")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name}: expected an int, got {type(value).__name__} {value!r}") from None
+    if (minimum is not None and value < minimum) or value > maximum:
+        lo = "" if minimum is None else f">= {minimum} and "
+        raise ValueError(f"{name}: expected an int {lo}<= {maximum}{hint}, got {value}")
+    return value
 
 
 def check_same_device(**tensors) -> torch.device:

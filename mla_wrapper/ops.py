@@ -12,12 +12,11 @@ LSE conventions (they differ between the functions on purpose, matching their or
 from __future__ import annotations
 
 import ctypes
-import operator
 from typing import Optional, Tuple
 
 import torch
 
-from ._validate import check_same_device, check_tensor, dtype_name
+from ._validate import check_int, check_same_device, check_tensor, dtype_name
 from .jit import KernelModule, load
 from .jit.env import device_arch
 from . import backends, kernels, workspace as ws_mod
@@ -185,15 +184,8 @@ def merge_attn_states(output: torch.Tensor, prefix_output: torch.Tensor,
     if prefill_tokens_with_context is None:
         tokens_with_context = n
     else:
-        try:
-            tokens_with_context = operator.index(prefill_tokens_with_context)
-        except TypeError:
-            raise ValueError(f"prefill_tokens_with_context: expected an int or None, got "
-                             f"{type(prefill_tokens_with_context).__name__}") from None
-        if tokens_with_context < 0:
-            raise ValueError(f"prefill_tokens_with_context: expected >= 0, got "
-                             f"{tokens_with_context}")
-        tokens_with_context = min(tokens_with_context, n)
+        tokens_with_context = min(check_int("prefill_tokens_with_context",
+                                            prefill_tokens_with_context, 0, hint=" (or None)"), n)
     _check_cuda(output=output, prefix_output=prefix_output, prefix_lse=prefix_lse,
                 suffix_output=suffix_output, suffix_lse=suffix_lse, output_lse=output_lse)
     _run_merge(True, output, output_lse, prefix_output, prefix_lse, suffix_output, suffix_lse,
@@ -264,24 +256,21 @@ def cutlass_mla_get_workspace_size(max_seq_len: int, num_batches: int, sm_count:
     is what the routed sm80 / sm90 path needs for the same call (plan arrays + partials); with no
     GPU visible it is the larger of the two, so a caller that sizes with it never runs short.
     """
-    max_seq_len, num_batches = int(max_seq_len), int(num_batches)
-    if max_seq_len < 1:
-        raise ValueError(f"max_seq_len: expected >= 1, got {max_seq_len}")
-    if num_batches < 1:
-        raise ValueError(f"num_batches: expected >= 1, got {num_batches}")
-    if int(num_kv_splits) > _MAX_SPLITS:
-        raise ValueError(f"num_kv_splits: expected <= {_MAX_SPLITS} (or <= 0 for auto), got {num_kv_splits}")
+    max_seq_len = check_int("max_seq_len", max_seq_len, 1)
+    num_batches = check_int("num_batches", num_batches, 1)
+    sm_count = check_int("sm_count", sm_count, 0, hint=" (0: the current device's)")
+    num_kv_splits = check_int("num_kv_splits", num_kv_splits, -(1 << 31), _MAX_SPLITS,
+                              hint=" (<= 0: chosen by the library)")
     has_gpu = torch.cuda.is_available()
-    if int(sm_count) <= 0:
+    if sm_count == 0:
         if not has_gpu:
             raise ValueError("sm_count: 0 means 'ask the current device', but no CUDA device is "
                              "visible; pass the GPU's SM count")
         sm_count = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    sm_count = int(sm_count)
     cutlass_bytes = cutlass.get_workspace_size(max_seq_len, num_batches, sm_count, num_kv_splits)
     if has_gpu and _is_sm100():
         return cutlass_bytes
-    splits = _routed_num_splits(max_seq_len, num_batches, sm_count, int(num_kv_splits))
+    splits = _routed_num_splits(max_seq_len, num_batches, sm_count, num_kv_splits)
     routed = _routed_layout(num_batches, _MAX_HEADS, splits, sm_count)[3]
     return routed if has_gpu else max(routed, cutlass_bytes)
 

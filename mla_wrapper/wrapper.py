@@ -133,10 +133,14 @@ class BatchMLAPagedAttentionWrapper:
              kv_data_type: torch.dtype, use_profiler: bool = False) -> None:
         """Plan one step (host work; no device sync for host index tensors).
 
-        qo_indptr [B+1] int32: query tokens of request r are qo_indptr[r]:qo_indptr[r+1]
-            (decode: arange(B+1)).
-        kv_indptr [B+1] int32: request r's pages are kv_indices[kv_indptr[r]:kv_indptr[r+1]].
-        kv_indices [>= kv_indptr[-1]] int32 CUDA tensor: page ids, any order.
+        qo_indptr [B+1] int32, starting at 0, non-decreasing: query tokens of request r are
+            qo_indptr[r]:qo_indptr[r+1] (decode: arange(B+1)).
+        kv_indptr [B+1] int32, non-decreasing: request r's pages are
+            kv_indices[kv_indptr[r]:kv_indptr[r+1]].
+        kv_indices [>= kv_indptr[-1]] int32 CUDA tensor: page ids, any order. Ids must be valid
+            pages of the cache passed to run() (< ckv_cache.shape[0]): that is NOT checked
+            (it would need a device sync, as in FlashInfer) unless MLA_WRAPPER_DEBUG_CHECKS=1,
+            which makes run() read them back and raise on an out-of-range id.
         kv_len_arr [B] int32: KV tokens of each request (0 allowed).
         num_heads: 1..128; head_dim_ckv 512, head_dim_kpe 64; page_size 1..1024 (cutlass:
         power of two); causal: for qo_len > 1, query i sees KV tokens 0..kv_len - qo_len + i.
@@ -173,7 +177,12 @@ class BatchMLAPagedAttentionWrapper:
             raise ValueError(f"batch size {batch} exceeds the CUDA-graph capacity "
                              f"{self._graph_capacity} set at construction (qo_indptr buffer of "
                              f"{self._graph_capacity + 1}); make a wrapper with larger buffers")
-        num_tokens = int(qo_h[-1]) - int(qo_h[0]) if batch else 0
+        num_kv_indices = kv_indices.numel()
+        if batch and (qo_h[0] != 0 or kv_h[-1] > num_kv_indices or kv_h[0] < 0):
+            _check_index_bounds(qo_h, kv_h, num_kv_indices)
+        self._debug_pages = (kv_indices, int(kv_h[0]), int(kv_h[-1])) \
+            if batch and _debug_checks() else None
+        num_tokens = int(qo_h[-1]) if batch else 0
         # The backend depends on the query lengths only where the cutlass backend may serve
         # (decode only): skip that scan elsewhere.
         max_qo_len = int(np.diff(qo_h).max()) if batch and self._capability[0] == 10 else 1
@@ -303,9 +312,47 @@ class BatchMLAPagedAttentionWrapper:
                       and lse.get_device() == dev and lse.stride(-1) == 1):
                 check_tensor("lse", lse, dtypes=(torch.float32,), shape=(T, H), device=self.device,
                              last_dim_contiguous=True)
+        if self._debug_pages is not None:    # MLA_WRAPPER_DEBUG_CHECKS=1 (syncs)
+            check_page_ids(*self._debug_pages, min(ckv_cache.shape[0], kpe_cache.shape[0]))
         self._impl.run(q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e,
                        self._stream(dev), (qn_st, qp_st, ckv_st, kpe_st, out_st))
         return (out, lse) if return_lse else out
+
+
+def _check_index_bounds(qo_h: np.ndarray, kv_h: np.ndarray, num_kv_indices: int) -> None:
+    """plan()'s host-side bounds checks (no device sync): the kernels index q / out by the
+    absolute qo_indptr[r] and kv_indices by the absolute kv_indptr[r], so qo_indptr must start
+    at 0 (q / out have qo_indptr[-1] rows) and kv_indices must hold kv_indptr[-1] entries.
+    Monotonicity, page counts against kv_len_arr and int32 row totals are the planner's checks."""
+    if qo_h[0] != 0:
+        raise ValueError(f"qo_indptr: must start at 0 (q and out rows are indexed by "
+                         f"qo_indptr[r]), got qo_indptr[0] = {int(qo_h[0])}; subtract "
+                         f"qo_indptr[0] and pass q[qo_indptr[0]:] instead")
+    if kv_h[0] < 0:
+        raise ValueError(f"kv_indptr: first entry must be >= 0, got {int(kv_h[0])}")
+    if kv_h[-1] > num_kv_indices:
+        raise ValueError(f"kv_indices: kv_indptr[-1] = {int(kv_h[-1])} pages are referenced "
+                         f"but kv_indices has {num_kv_indices} entries")
+
+
+def _debug_checks() -> bool:
+    from .jit.env import debug_checks  # noqa: PLC0415
+
+    return debug_checks()
+
+
+def check_page_ids(kv_indices: torch.Tensor, start: int, end: int, num_pages: int) -> None:
+    """MLA_WRAPPER_DEBUG_CHECKS=1: page ids kv_indices[start:end] must lie in [0, num_pages)
+    (the cache's dim 0). Reads them back from the device: a sync, so debug only."""
+    used = kv_indices[start:end]
+    if used.numel() == 0:
+        return
+    lo, hi = int(used.min()), int(used.max())
+    if lo < 0 or hi >= num_pages:
+        bad = lo if lo < 0 else hi
+        raise ValueError(f"kv_indices: page id {bad} is outside the cache's {num_pages} pages "
+                         f"(ckv_cache / kpe_cache dim 0); checked because "
+                         f"MLA_WRAPPER_DEBUG_CHECKS is set")
 
 
 def _fits_cache(t, dtype, page_size, dim, dev) -> bool:

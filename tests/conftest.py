@@ -64,3 +64,30 @@ def poison():
         t.fill_(float("nan"))
         return t
     return _poison
+
+
+@pytest.fixture
+def wrap_nvcc(tmp_path, monkeypatch):
+    """wrap_nvcc(shell) points CUDA_HOME at a bin/nvcc that runs `shell` for each compile (not
+    for --version), then execs the real nvcc."""
+    import stat
+    import textwrap
+
+    import mla_wrapper.jit.env as jit_env
+
+    def install(shell: str) -> None:
+        real = jit_env.nvcc_path()
+        home = tmp_path / "cuda"
+        (home / "bin").mkdir(parents=True, exist_ok=True)
+        script = home / "bin" / "nvcc"
+        script.write_text(textwrap.dedent(f"""\
+            #!/bin/sh
+            case "$*" in *--version*) ;; *) {shell} ;; esac
+            exec {real} "$@"
+            """))
+        script.chmod(script.stat().st_mode | stat.S_IEXEC)
+        monkeypatch.setenv("CUDA_HOME", str(home))
+        jit_env.cuda_home.cache_clear()
+
+    yield install
+    jit_env.cuda_home.cache_clear()

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import stat
 import subprocess
 import sys
-import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,23 +28,11 @@ def cache(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def counting_nvcc(tmp_path, monkeypatch):
+def counting_nvcc(tmp_path, wrap_nvcc):
     """CUDA_HOME whose bin/nvcc logs each compile (not --version) to a file, then runs nvcc."""
-    real = jit_env.nvcc_path()
-    home = tmp_path / "cuda"
-    (home / "bin").mkdir(parents=True)
     log = tmp_path / "compiles.log"
-    script = home / "bin" / "nvcc"
-    script.write_text(textwrap.dedent(f"""\
-        #!/bin/sh
-        case "$*" in *--version*) ;; *) echo "$$" >> {log} ;; esac
-        exec {real} "$@"
-        """))
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("CUDA_HOME", str(home))
-    jit_env.cuda_home.cache_clear()
-    yield log
-    jit_env.cuda_home.cache_clear()
+    wrap_nvcc(f'echo "$$" >> {log}')
+    return log
 
 
 def _compiles(log: Path) -> int:

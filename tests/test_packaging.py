@@ -31,6 +31,7 @@ def test_wheel_carries_headers_and_templates(wheel):
     for mod in ("jit/builder.py", "backends/__init__.py", "backends/planned.py", "backends/sm80.py",
                 "backends/sm90.py", "backends/cutlass.py"):
         assert f"mla_wrapper/{mod}" in names, mod
+    assert "mla_wrapper/py.typed" in names        # PEP 561: the package ships type information
 
 
 @pytest.mark.compile

@@ -1,4 +1,6 @@
 """A serving-style CUDA-graph loop: capture run() once per batch-size bucket, then before
+
+Needs a CUDA GPU (SM80 or newer) and nvcc or a prebuilt kernel cache (see README).
 each replay call plan() for the step's real lengths (outside the graph) and replay.
 
     python tutorials/cuda_graph_serving.py
@@ -7,8 +9,12 @@ With use_cuda_graph=True the wrapper reads every device array from buffers fixed
 construction, so the captured kernels see the new plan after each plan().
 """
 import math
+import sys
 
 import torch
+
+if not torch.cuda.is_available():
+    sys.exit(f"{__file__}: this tutorial needs a CUDA GPU (SM80 or newer); none is visible")
 
 import mla_wrapper
 from mla_wrapper.reference import mla_attention, rel_error

@@ -1,13 +1,19 @@
 """A decode loop: plan() once per step on the host, run() once per layer on the GPU.
 
+Needs a CUDA GPU (SM80 or newer) and nvcc or a prebuilt kernel cache (see README).
+
     python tutorials/decode_loop.py
 
 The KV cache is one [num_pages, page_size, 576] buffer per layer; ckv/kpe are views of it
 (no copies). Pages are handed out in a random order, as in a fragmented serving cache.
 """
 import math
+import sys
 
 import torch
+
+if not torch.cuda.is_available():
+    sys.exit(f"{__file__}: this tutorial needs a CUDA GPU (SM80 or newer); none is visible")
 
 import mla_wrapper
 from mla_wrapper.reference import mla_attention, rel_error

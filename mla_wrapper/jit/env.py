@@ -1,15 +1,21 @@
 """Where things are: data files, the cache, nvcc, CUTLASS headers, target archs, parallelism.
 
 Environment variables (all optional):
-  MLA_WRAPPER_CACHE_DIR       cache of compiled kernels (default ~/.cache/mla_wrapper)
-  MLA_WRAPPER_CUDA_ARCH_LIST  archs to build for, e.g. "9.0a,10.0a" (default: this GPU's)
-  MLA_WRAPPER_MAX_JOBS        kernels compiled in parallel by `warmup` (default: CPU count)
+  MLA_WRAPPER_CACHE_DIR       cache of compiled kernels (default ~/.cache/mla_wrapper); a
+                              prebuilt cache (``warmup --export DIR``) loads without nvcc
+  MLA_WRAPPER_CUDA_ARCH_LIST  archs `warmup` builds for, e.g. "9.0a,10.0a" (default: this
+                              GPU's); at run time kernels are always built for the device's arch
+  MLA_WRAPPER_MAX_JOBS        kernels compiled in parallel by `warmup` (default: CPU count,
+                              capped at one job per 4 GB of available memory)
   MLA_WRAPPER_NVCC_THREADS    nvcc --threads for one kernel (default 1)
+  MLA_WRAPPER_DEBUG_CHECKS    1: plan()/run() check page ids against the cache (syncs; debug)
   CUDA_HOME / CUDA_PATH       CUDA toolkit; else nvcc on PATH; else /usr/local/cuda
+Malformed integer values are ignored with a warning (the default is used).
 """
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 import shutil
@@ -40,15 +46,65 @@ def cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "mla_wrapper"
 
 
+def env_int(name: str, default: int, minimum: int = 1) -> int:
+    """An integer environment variable; unset or empty gives ``default``, a malformed or too
+    small value warns (one line naming the variable) and gives ``default``."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or value < minimum:
+        if (name, raw) not in _WARNED:
+            _WARNED.add((name, raw))
+            logging.getLogger("mla_wrapper").warning(
+                "mla_wrapper: ignoring %s=%r (expected an integer >= %d); using %d",
+                name, raw, minimum, default)
+        return default
+    return value
+
+
+_WARNED: set = set()
+
+
+# Peak host memory of one nvcc compile of a CUTLASS SM100 kernel (measured ~4 GB).
+COMPILE_MEMORY_BYTES = 4 << 30
+
+
+def available_memory_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo (None where it cannot be read)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def default_jobs() -> int:
+    """CPU count, capped at one compile per COMPILE_MEMORY_BYTES of available memory."""
+    jobs = max(1, os.cpu_count() or 1)
+    mem = available_memory_bytes()
+    if mem is not None:
+        jobs = min(jobs, max(1, mem // COMPILE_MEMORY_BYTES))
+    return jobs
+
+
 def max_jobs() -> int:
-    env = os.environ.get("MLA_WRAPPER_MAX_JOBS")
-    if env:
-        return max(1, int(env))
-    return max(1, os.cpu_count() or 1)
+    return env_int("MLA_WRAPPER_MAX_JOBS", default_jobs())
 
 
 def nvcc_threads() -> int:
-    return max(1, int(os.environ.get("MLA_WRAPPER_NVCC_THREADS", "1")))
+    return env_int("MLA_WRAPPER_NVCC_THREADS", 1)
+
+
+def debug_checks() -> bool:
+    """MLA_WRAPPER_DEBUG_CHECKS=1: validate page ids against the cache size (syncs)."""
+    return os.environ.get("MLA_WRAPPER_DEBUG_CHECKS", "").strip() not in ("", "0")
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,12 +135,13 @@ def nvcc_path() -> Path:
 
 @functools.lru_cache(maxsize=None)
 def nvcc_version() -> str:
-    """'13.0.48'-like release string, or 'none' where no nvcc exists (prebuilt caches)."""
+    """'13.0.48'-like release string, or 'none' where no nvcc exists. Recorded in each cache
+    entry's meta.json; not part of the entry's hash (a prebuilt cache loads without nvcc)."""
     try:
         out = subprocess.run([str(nvcc_path()), "--version"], capture_output=True, text=True,
                              check=True).stdout
     except (RuntimeError, OSError, subprocess.CalledProcessError):
-        return os.environ.get("MLA_WRAPPER_NVCC_VERSION", "none")
+        return "none"
     m = re.search(r"V(\d+\.\d+\.\d+)", out) or re.search(r"release (\d+\.\d+)", out)
     return m.group(1) if m else out.strip().splitlines()[-1]
 
@@ -138,8 +195,9 @@ def arch_for_capability(major: int, minor: int) -> str:
 
 
 def device_arch(device=None) -> str:
-    """Arch of a CUDA device (torch device or index); honours MLA_WRAPPER_CUDA_ARCH_LIST's
-    first entry matching the device's major version."""
+    """The arch kernels are built for on a CUDA device (torch device or index): always the
+    device's own (arch_for_capability). MLA_WRAPPER_CUDA_ARCH_LIST only chooses what `warmup`
+    pre-builds (requested_archs)."""
     import torch  # noqa: PLC0415
 
     major, minor = torch.cuda.get_device_capability(device)
