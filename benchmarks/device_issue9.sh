@@ -37,8 +37,10 @@ step issue9_tests python -m pytest tests/test_torch_ops.py tests/test_deepseek_m
 step deepseek_mini python tutorials/deepseek_mini.py
 # 3. run() host cost directly vs through torch.ops.mla_wrapper.run (JSON lines in $OUT/host.jsonl)
 step host_torch_op python benchmarks/bench_host.py --torch-op
-# 4. the whole GPU suite still passes with the wrapper.run compile hook
-step gpu_tests python -m pytest tests -m gpu -q -rs -x
+# 4. (FULL_GPU_SUITE=1) the whole GPU suite with the wrapper.run compile hook in place
+if [ "${FULL_GPU_SUITE:-0}" = 1 ]; then
+  step gpu_tests python -m pytest tests -m gpu -q -rs -x
+fi
 
 echo "=== issue 9 device run: $([ $failed -eq 0 ] && echo PASS || echo FAIL)" | tee -a "$OUT/issue9_summary.txt"
 exit $failed
