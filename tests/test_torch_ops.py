@@ -313,10 +313,16 @@ def test_gpu_compile_fullgraph_matches_eager(backend):
 
 
 @pytest.mark.gpu
-def test_gpu_compile_reduce_overhead_after_replan():
+def test_gpu_compile_reduce_overhead_after_replan(monkeypatch):
     """mode="reduce-overhead" (CUDA graphs through compile) with a use_cuda_graph wrapper:
     plan() eagerly before each call with new lengths and page tables; the replayed graph
-    must compute the new plan."""
+    must compute the new plan (and must be a replay: the op's Python kernel is not called)."""
+    from torch._dynamo.utils import counters  # noqa: PLC0415
+
+    kernel_calls = []
+    direct = torch_ops._eager_run
+    monkeypatch.setattr(torch_ops, "_eager_run", lambda *a: (kernel_calls.append(1), direct(*a)))
+    counters.clear()
     torch.manual_seed(0)
     heads, page_size, bs = 16, 64, 4
     dev = torch.device("cuda")
@@ -354,6 +360,8 @@ def test_gpu_compile_reduce_overhead_after_replan():
                                  lens, page_size, False, SM_SCALE)
         err = rel_error(h, ref_o.to(bf16).flatten(1) @ w_o)
         assert err < 2e-2, f"call {it}: rel error {err}"
+    assert counters["inductor"]["cudagraph_skips"] == 0, "inductor skipped CUDA graphs"
+    assert len(kernel_calls) < 6, f"the op ran eagerly on all {len(kernel_calls)} calls: no replay"
 
 
 @pytest.mark.gpu
