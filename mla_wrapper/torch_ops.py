@@ -42,6 +42,7 @@ from typing import Optional, Tuple
 
 import torch
 
+from . import ops
 from ._validate import check_tensor
 
 __all__ = ["register", "handle_of", "unregister", "run", "merge_state", "merge_state_v2",
@@ -51,8 +52,6 @@ NAMESPACE = "mla_wrapper"
 HEAD_DIM_CKV = 512
 HEAD_DIM_KPE = 64
 _ATTN_DTYPES = (torch.bfloat16, torch.float16)
-_MERGE_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
-_LSE_IN_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
 _SCHEMAS = {
     "run": "run(int handle, Tensor q_nope, Tensor q_pe, Tensor ckv_cache, Tensor kpe_cache, "
@@ -152,59 +151,9 @@ def _check_run_args(q_nope, q_pe, ckv_cache, kpe_cache, out, lse) -> None:
         check_tensor("lse", lse, dtypes=(torch.float32,), shape=(T, H), last_dim_contiguous=True)
 
 
-def _check_merge_args(v_a, s_a, v_b, s_b, v_merged=None, s_merged=None):
-    check_tensor("v_a", v_a, dtypes=_MERGE_DTYPES, ndim=3, last_dim_contiguous=True)
-    n, h, d = v_a.shape
-    check_tensor("v_b", v_b, dtypes=(v_a.dtype,), shape=(n, h, d), last_dim_contiguous=True)
-    check_tensor("s_a", s_a, dtypes=_LSE_IN_DTYPES, shape=(n, h))
-    check_tensor("s_b", s_b, dtypes=_LSE_IN_DTYPES, shape=(n, h))
-    if v_merged is not None:
-        check_tensor("v_merged", v_merged, dtypes=(v_a.dtype,), shape=(n, h, d),
-                     last_dim_contiguous=True)
-    if s_merged is not None:
-        check_tensor("s_merged", s_merged, dtypes=(torch.float32,), shape=(n, h))
-    return n, h, d
-
-
-def _check_merge_attn_args(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
-                           output_lse, prefill_tokens_with_context) -> None:
-    check_tensor("output", output, dtypes=_MERGE_DTYPES, ndim=3, last_dim_contiguous=True)
-    n, h, d = output.shape
-    for name, t in (("prefix_output", prefix_output), ("suffix_output", suffix_output)):
-        check_tensor(name, t, dtypes=(output.dtype,), shape=(n, h, d), last_dim_contiguous=True)
-    for name, t in (("prefix_lse", prefix_lse), ("suffix_lse", suffix_lse),
-                    ("output_lse", output_lse)):
-        if t is not None:
-            check_tensor(name, t, dtypes=(torch.float32,), shape=(h, n))
-    if prefill_tokens_with_context is not None and prefill_tokens_with_context < 0:
-        raise ValueError(f"prefill_tokens_with_context: expected >= 0, got "
-                         f"{prefill_tokens_with_context}")
-
-
-def _check_decode_args(q_nope, q_pe, cache, seq_lens, page_table, workspace) -> None:
-    check_tensor("q_nope", q_nope, dtypes=_ATTN_DTYPES, ndim=3, last_dim_contiguous=True)
-    B, H, d = q_nope.shape
-    if d != HEAD_DIM_CKV:
-        raise ValueError(f"q_nope: head dim must be {HEAD_DIM_CKV} (kv_lora_rank), got {d}")
-    check_tensor("q_pe", q_pe, dtypes=(q_nope.dtype,), shape=(B, H, HEAD_DIM_KPE),
-                 last_dim_contiguous=True)
-    check_tensor("kv_c_and_k_pe_cache", cache, dtypes=(q_nope.dtype,),
-                 shape=(None, None, HEAD_DIM_CKV + HEAD_DIM_KPE), last_dim_contiguous=True)
-    check_tensor("seq_lens", seq_lens, dtypes=(torch.int32,), shape=(B,))
-    check_tensor("page_table", page_table, dtypes=(torch.int32,), shape=(B, None),
-                 last_dim_contiguous=True)
-    check_tensor("workspace", workspace, ndim=1)
-
-
 # ------------------------------------------------------------------------------------------
 # real implementations (call the direct Python API) and fake implementations (shapes only)
 # ------------------------------------------------------------------------------------------
-
-def _ops():
-    from . import ops  # noqa: PLC0415  (kernels, JIT: loaded on first real call)
-
-    return ops
-
 
 def _run_impl(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e=False):
     _eager_run(_wrapper_for(handle), q_nope, q_pe, ckv_cache, kpe_cache, out, lse,
@@ -217,44 +166,45 @@ def _run_fake(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_b
 
 def _merge_impl(base_e: bool):
     def impl(v_a, s_a, v_b, s_b):
-        fn = _ops().merge_state_v2 if base_e else _ops().merge_state
+        fn = ops.merge_state_v2 if base_e else ops.merge_state   # looked up per call
         return fn(v_a, s_a, v_b, s_b)
 
     def impl_out(v_a, s_a, v_b, s_b, v_merged, s_merged):
-        fn = _ops().merge_state_v2 if base_e else _ops().merge_state
+        fn = ops.merge_state_v2 if base_e else ops.merge_state   # looked up per call
         fn(v_a, s_a, v_b, s_b, v_merged, s_merged)
 
     return impl, impl_out
 
 
 def _merge_fake(v_a, s_a, v_b, s_b):
-    n, h, d = _check_merge_args(v_a, s_a, v_b, s_b)
+    n, h, d = ops.check_merge_state_args(v_a, s_a, v_b, s_b)
     return v_a.new_empty((n, h, d)), v_a.new_empty((n, h), dtype=torch.float32)
 
 
 def _merge_out_fake(v_a, s_a, v_b, s_b, v_merged, s_merged):
-    _check_merge_args(v_a, s_a, v_b, s_b, v_merged, s_merged)
+    ops.check_merge_state_args(v_a, s_a, v_b, s_b, v_merged, s_merged)
 
 
 def _merge_attn_impl(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
                      output_lse=None, prefill_tokens_with_context=None):
-    _ops().merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
+    ops.merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
                              output_lse, prefill_tokens_with_context)
 
 
 def _merge_attn_fake(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
                      output_lse=None, prefill_tokens_with_context=None):
-    _check_merge_attn_args(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
+    ops.check_merge_attn_args(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
                            output_lse, prefill_tokens_with_context)
 
 
 def _decode_impl(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scale, num_kv_splits=1):
-    return _ops().cutlass_mla_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace,
+    return ops.cutlass_mla_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace,
                                      sm_scale, num_kv_splits)
 
 
 def _decode_fake(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scale, num_kv_splits=1):
-    _check_decode_args(q_nope, q_pe, cache, seq_lens, page_table, workspace)
+    ops.check_decode_args(q_nope, q_pe, cache, seq_lens, page_table)
+    check_tensor("workspace", workspace, ndim=1)
     return q_nope.new_empty((q_nope.shape[0], q_nope.shape[1], HEAD_DIM_CKV))
 
 

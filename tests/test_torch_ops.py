@@ -162,7 +162,7 @@ def test_fake_merge_attn_states_and_decode():
         with pytest.raises(ValueError, match="seq_lens: expected dtype int32"):
             torch.ops.mla_wrapper.cutlass_mla_decode(q[..., :512], q[..., 512:], cache,
                                                      lens.long(), table, ws, 0.1, 1)
-        with pytest.raises(ValueError, match=r"page_table: expected shape \[4, \*\]"):
+        with pytest.raises(ValueError, match=r"page_table: expected 4 rows"):
             torch.ops.mla_wrapper.cutlass_mla_decode(q[..., :512], q[..., 512:], cache, lens,
                                                      table[:2], ws, 0.1, 1)
 
