@@ -392,3 +392,14 @@ def test_gpu_merge_and_decode_ops_match_direct_api():
     want = mla_ops_mod.cutlass_mla_decode(q[..., :512], q[..., 512:], cache, lens, table, ws,
                                           SM_SCALE, 1)
     torch.testing.assert_close(got, want)
+
+
+def test_compile_unregistered_wrapper_names_the_fix():
+    w = object.__new__(BatchMLAPagedAttentionWrapper)
+    q = torch.zeros(2, 4, 576, dtype=bf16)
+    cache = torch.zeros(2, 8, 576, dtype=bf16)
+    torch._dynamo.reset()
+    f = torch.compile(lambda q, c: w.run(q[..., :512], q[..., 512:], c[..., :512], c[..., 512:]),
+                      fullgraph=True, backend="aot_eager")
+    with pytest.raises(Exception, match=r"mla_wrapper.torch_ops.register\(wrapper\)"):
+        f(q, cache)
