@@ -188,18 +188,18 @@ def _merge_out_fake(v_a, s_a, v_b, s_b, v_merged, s_merged):
 def _merge_attn_impl(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
                      output_lse=None, prefill_tokens_with_context=None):
     ops.merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
-                             output_lse, prefill_tokens_with_context)
+                          output_lse, prefill_tokens_with_context)
 
 
 def _merge_attn_fake(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
                      output_lse=None, prefill_tokens_with_context=None):
     ops.check_merge_attn_args(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
-                           output_lse, prefill_tokens_with_context)
+                              output_lse, prefill_tokens_with_context)
 
 
 def _decode_impl(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scale, num_kv_splits=1):
     return ops.cutlass_mla_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace,
-                                     sm_scale, num_kv_splits)
+                                  sm_scale, num_kv_splits)
 
 
 def _decode_fake(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scale, num_kv_splits=1):
