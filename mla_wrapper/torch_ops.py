@@ -156,8 +156,19 @@ def _check_run_args(q_nope, q_pe, ckv_cache, kpe_cache, out, lse) -> None:
 # ------------------------------------------------------------------------------------------
 
 def _run_impl(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e=False):
-    _eager_run(_wrapper_for(handle), q_nope, q_pe, ckv_cache, kpe_cache, out, lse,
-               return_lse_base_on_e)
+    wrapper = _wrapper_for(handle)
+    if not getattr(wrapper, "_use_cuda_graph", True) and _capturing():
+        # replays would keep reading this plan's arrays and grid: only a CUDA-graph wrapper's
+        # fixed buffers follow later plan() calls
+        raise ValueError("wrapper: run() is being captured in a CUDA graph (e.g. torch.compile "
+                         "mode='reduce-overhead') but the wrapper was made without "
+                         "use_cuda_graph=True; make it with use_cuda_graph=True and its index "
+                         "buffers, or compile without CUDA graphs")
+    _eager_run(wrapper, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e)
+
+
+def _capturing() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
 def _run_fake(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e=False):

@@ -403,3 +403,16 @@ def test_compile_unregistered_wrapper_names_the_fix():
                       fullgraph=True, backend="aot_eager")
     with pytest.raises(Exception, match=r"mla_wrapper.torch_ops.register\(wrapper\)"):
         f(q, cache)
+
+
+def test_run_op_refuses_capture_of_a_non_graph_wrapper(cpu_kernels, monkeypatch):
+    w, q, cache = planned_cpu_wrapper()
+    w._use_cuda_graph = False
+    out = torch.empty(q.shape[0], q.shape[1], 512, dtype=bf16)
+    args = (q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:], out, None)
+    torch.ops.mla_wrapper.run(torch_ops.handle_of(w), *args)      # not capturing: runs
+    monkeypatch.setattr(torch_ops, "_capturing", lambda: True)
+    with pytest.raises(ValueError, match="wrapper: .*captured in a CUDA graph.*use_cuda_graph=True"):
+        torch.ops.mla_wrapper.run(torch_ops.handle_of(w), *args)
+    w._use_cuda_graph = True
+    torch.ops.mla_wrapper.run(torch_ops.handle_of(w), *args)
