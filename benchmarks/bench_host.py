@@ -3,6 +3,7 @@ GPU kept busy so launches never wait (what an eager-mode engine pays per layer),
 the GPU idle (what it pays per step). FlashInfer's wrapper is measured side by side when importable.
 
     python benchmarks/bench_host.py
+    python benchmarks/bench_host.py --torch-op   # run() directly vs through torch.ops.mla_wrapper.run
 """
 from __future__ import annotations
 
@@ -106,7 +107,49 @@ def breakdown():
               f"{side_whole:5.1f} us, bare {bare_side:5.1f} us", flush=True)
 
 
+def torch_op_cost(budget_us: float = 3.0):
+    """run()'s host cost directly and through the torch.library custom op (eager dispatch:
+    what a compiled graph without CUDA graphs pays per call), GPU busy; one JSON line each."""
+    from mla_wrapper import torch_ops
+
+    dev = torch.device("cuda")
+    ctx = device_context()
+    writer = ResultWriter("host", ctx)
+    ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    print(f"# {ctx['device']} {ctx['date']}: run() host us, direct vs torch.ops.mla_wrapper.run")
+    worst = 0.0
+    for B, H in ((1, 16), (32, 128), (128, 128)):
+        c = make_case(H, B, 1024, 64, 1, dev, seed=B)
+        w = BatchMLAPagedAttentionWrapper(ws, backend="sm80")
+        w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
+               SM_SCALE, torch.bfloat16, torch.bfloat16)
+        handle = torch_ops.register(w)
+        out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
+        qn, qp, ckv, kpe = c["q_nope"], c["q_pe"], c["ckv"], c["kpe"]
+        op = torch.ops.mla_wrapper.run.default
+        direct = host_us(lambda: w.run(qn, qp, ckv, kpe, out=out))
+        via_op = host_us(lambda: op(handle, qn, qp, ckv, kpe, out, None, False))
+        via_fn = host_us(lambda: torch_ops.run(w, qn, qp, ckv, kpe, out=out))
+        torch.cuda.synchronize()
+        ref = out.clone()
+        op(handle, qn, qp, ckv, kpe, out, None, False)
+        torch.cuda.synchronize()
+        same = bool(torch.equal(out, ref))
+        worst = max(worst, via_op - direct)
+        writer.write({"batch": B, "heads": H, "backend": "sm80", "mode": "torch_op",
+                      "run_us": direct, "op_run_us": via_op, "torch_ops_run_us": via_fn,
+                      "op_overhead_us": via_op - direct, "op_matches_direct": same})
+        print(f"B={B:4d} H={H:3d}: direct {direct:5.1f} us, torch.ops.mla_wrapper.run {via_op:5.1f} us "
+              f"(+{via_op - direct:4.1f}), torch_ops.run {via_fn:5.1f} us; same output: {same}",
+              flush=True)
+    verdict = "within" if worst <= budget_us else "over"
+    print(f"op overhead: worst +{worst:.1f} us, {verdict} the {budget_us} us budget "
+          "(eager wrapper.run() never goes through the op; only traced code does)")
+
+
 def main():
+    if "--torch-op" in sys.argv:
+        return torch_op_cost()
     if "--profile" in sys.argv:
         return profile()
     if "--breakdown" in sys.argv:

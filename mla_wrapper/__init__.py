@@ -5,6 +5,8 @@ Public API (imported lazily: ``import mla_wrapper`` compiles nothing and loads n
   cutlass_mla_decode, cutlass_mla_get_workspace_size   sgl-kernel's API
   merge_state, merge_state_v2     sgl-kernel's merge ops (base-2 / natural-log LSE)
   merge_attn_states               vLLM's prefix/suffix merge (natural-log LSE, [H, N] layout)
+  mla_wrapper.torch_ops           torch.ops.mla_wrapper.* custom ops for torch.compile (import
+                                  it to register them; see its docstring)
 """
 from __future__ import annotations
 

@@ -85,7 +85,9 @@ def _run_merge(base_e: bool, out: torch.Tensor, out_lse: Optional[torch.Tensor],
         raise mod.error(name, status)
 
 
-def _merge_state_impl(base_e: bool, v_a, s_a, v_b, s_b, v_merged, s_merged):
+def check_merge_state_args(v_a, s_a, v_b, s_b, v_merged=None, s_merged=None):
+    """merge_state / merge_state_v2 dtype and shape checks (no device checks: also serve the
+    fake implementations in torch_ops). Returns (N, H, D)."""
     check_tensor("v_a", v_a, dtypes=MERGE_DTYPES, ndim=3, last_dim_contiguous=True)
     n, h, d = v_a.shape
     check_tensor("v_b", v_b, dtypes=(v_a.dtype,), shape=(n, h, d), last_dim_contiguous=True)
@@ -96,6 +98,11 @@ def _merge_state_impl(base_e: bool, v_a, s_a, v_b, s_b, v_merged, s_merged):
                      last_dim_contiguous=True)
     if s_merged is not None:
         check_tensor("s_merged", s_merged, dtypes=(torch.float32,), shape=(n, h))
+    return n, h, d
+
+
+def _merge_state_impl(base_e: bool, v_a, s_a, v_b, s_b, v_merged, s_merged):
+    n, h, d = check_merge_state_args(v_a, s_a, v_b, s_b, v_merged, s_merged)
     device = _check_cuda(v_a=v_a, s_a=s_a, v_b=v_b, s_b=s_b, v_merged=v_merged,
                          s_merged=s_merged)
     s_a = s_a.to(torch.float32)
@@ -173,6 +180,18 @@ def merge_attn_states(output: torch.Tensor, prefix_output: torch.Tensor,
     contiguous. Nothing is copied. -inf marks an empty side, +inf counts as empty too (as in
     vLLM); a merged token with both sides empty gets output 0 and LSE -inf.
     """
+    tokens_with_context = check_merge_attn_args(output, prefix_output, prefix_lse, suffix_output,
+                                                suffix_lse, output_lse, prefill_tokens_with_context)
+    _check_cuda(output=output, prefix_output=prefix_output, prefix_lse=prefix_lse,
+                suffix_output=suffix_output, suffix_lse=suffix_lse, output_lse=output_lse)
+    _run_merge(True, output, output_lse, prefix_output, prefix_lse, suffix_output, suffix_lse,
+               lse_token_dim=1, tokens_with_context=tokens_with_context)
+
+
+def check_merge_attn_args(output, prefix_output, prefix_lse, suffix_output, suffix_lse,
+                          output_lse=None, prefill_tokens_with_context=None) -> int:
+    """merge_attn_states dtype / shape / argument checks (no device checks). Returns the
+    number of tokens to merge."""
     check_tensor("output", output, dtypes=MERGE_DTYPES, ndim=3, last_dim_contiguous=True)
     n, h, d = output.shape
     for name, t in (("prefix_output", prefix_output), ("suffix_output", suffix_output)):
@@ -186,10 +205,7 @@ def merge_attn_states(output: torch.Tensor, prefix_output: torch.Tensor,
     else:
         tokens_with_context = min(check_int("prefill_tokens_with_context",
                                             prefill_tokens_with_context, 0, hint=" (or None)"), n)
-    _check_cuda(output=output, prefix_output=prefix_output, prefix_lse=prefix_lse,
-                suffix_output=suffix_output, suffix_lse=suffix_lse, output_lse=output_lse)
-    _run_merge(True, output, output_lse, prefix_output, prefix_lse, suffix_output, suffix_lse,
-               lse_token_dim=1, tokens_with_context=tokens_with_context)
+    return tokens_with_context
 
 
 # ------------------------------------------------------------------------------------------
@@ -295,6 +311,23 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
     sm90 is not picked automatically) or the sm80 kernel, with a plan written on the GPU from seq_lens
     (no host sync, CUDA-graph capturable).
     """
+    page_size = check_decode_args(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table)
+    check_tensor("workspace", workspace, cuda=True)
+    H = q_nope.shape[1]
+    if not 1 <= H <= _MAX_HEADS:
+        raise ValueError(f"q_nope: num_heads must be in 1..{_MAX_HEADS}, got {H}")
+    device = check_same_device(q_nope=q_nope, q_pe=q_pe, kv_c_and_k_pe_cache=kv_c_and_k_pe_cache,
+                               seq_lens=seq_lens, page_table=page_table, workspace=workspace)
+    if _is_sm100(device.index):
+        return cutlass.run(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table, workspace,
+                           sm_scale, num_kv_splits)
+    return _routed_decode(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table, workspace,
+                          float(sm_scale), int(num_kv_splits), page_size, device)
+
+
+def check_decode_args(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table) -> int:
+    """cutlass_mla_decode dtype / shape checks (no device checks: also serve the fake
+    implementation in torch_ops). Returns the page size."""
     check_tensor("q_nope", q_nope, dtypes=(torch.bfloat16, torch.float16), ndim=3,
                  last_dim_contiguous=True)
     B, H, d = q_nope.shape
@@ -313,16 +346,7 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
     check_tensor("page_table", page_table, dtypes=(torch.int32,), ndim=2, last_dim_contiguous=True)
     if page_table.shape[0] != B:
         raise ValueError(f"page_table: expected {B} rows (batch), got {page_table.shape[0]}")
-    check_tensor("workspace", workspace, cuda=True)
-    if not 1 <= H <= _MAX_HEADS:
-        raise ValueError(f"q_nope: num_heads must be in 1..{_MAX_HEADS}, got {H}")
-    device = check_same_device(q_nope=q_nope, q_pe=q_pe, kv_c_and_k_pe_cache=kv_c_and_k_pe_cache,
-                               seq_lens=seq_lens, page_table=page_table, workspace=workspace)
-    if _is_sm100(device.index):
-        return cutlass.run(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table, workspace,
-                         sm_scale, num_kv_splits)
-    return _routed_decode(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table, workspace,
-                          float(sm_scale), int(num_kv_splits), page_size, device)
+    return page_size
 
 
 def _routed_family(device):

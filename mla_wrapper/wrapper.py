@@ -269,6 +269,10 @@ class BatchMLAPagedAttentionWrapper:
         return_lse_base_on_e=True gives natural log. Rows with no visible KV: o = 0, lse = -inf.
         kv_len / page_table / profiler_buffer are accepted for FlashInfer compatibility and unused.
         """
+        if torch.compiler.is_compiling():   # traced as torch.ops.mla_wrapper.run (torch_ops.py)
+            from .torch_ops import run as op_run  # noqa: PLC0415
+            return op_run(self, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse,
+                          return_lse_base_on_e)
         p = self._planned
         if p is None:
             raise RuntimeError("run() called before plan(): call wrapper.plan(...) for this batch first")
