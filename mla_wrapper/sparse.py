@@ -473,8 +473,8 @@ def gather_and_maybe_dequant_cache(src_cache: torch.Tensor, dst: torch.Tensor,
     if token_to_seq is None:
         raise ValueError("token_to_seq: expected an int32 [num_tokens] CUDA tensor, got None")
     _gather_cache(src_cache, dst, block_table, cu_seq_lens, token_to_seq, num_tokens,
-                  int(block_table.shape[0]) if isinstance(block_table, torch.Tensor)
-                  and block_table.dim() == 2 else 0, seq_starts)
+                  cu_seq_lens.numel() - 1 if isinstance(cu_seq_lens, torch.Tensor) else 0,
+                  seq_starts)
 
 
 __all__ = ["BatchSparseMLAWrapper", "flash_mla_sparse_fwd", "cp_gather_cache",

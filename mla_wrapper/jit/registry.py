@@ -11,6 +11,7 @@ FAMILIES = {
     "planner": "mla_wrapper.planner",
     "sm80": "mla_wrapper.sm80",
     "cutlass": "mla_wrapper.sm100",
+    "sparse": "mla_wrapper.sparse_specs",
 }
 
 ALL_DTYPES = ("bf16", "fp16")
