@@ -70,6 +70,13 @@ def _flat_slots(name: str, t: torch.Tensor, dim: int):
                      f"got shape {list(t.shape)}")
 
 
+def plan_inputs(num_tokens: int, topk: int):
+    """The dense planner's (qo_indptr, kv_indptr, kv_len_arr) for a sparse step: every query
+    token is a request of one token whose "pages" (page_size 1) are its row of topk slot ids."""
+    tok = np.arange(num_tokens + 1, dtype=np.int32)
+    return tok, tok * np.int32(topk), np.full(num_tokens, topk, dtype=np.int32)
+
+
 class _SparseKernel(_PlannedKernel):
     """The planned sm80 path in gather mode: one request per query token (see the module doc)."""
 
@@ -93,9 +100,7 @@ class _SparseKernel(_PlannedKernel):
                                    None if allow_split else _NO_SPLIT)
             self.planner_key = key
         if self._index_arrays[0] != (num_tokens, topk):
-            tok = np.arange(num_tokens + 1, dtype=np.int32)
-            self._index_arrays = ((num_tokens, topk), tok, tok * np.int32(topk),
-                                  np.full(num_tokens, topk, dtype=np.int32))
+            self._index_arrays = ((num_tokens, topk),) + plan_inputs(num_tokens, topk)
         _, qo_h, kv_h, full = self._index_arrays
         slot = self._free_slot()
         res = self.planner.plan(qo_h, kv_h, full if lens is None else lens, slot.array)
@@ -242,6 +247,10 @@ class BatchSparseMLAWrapper:
         if self._planned is None:
             raise RuntimeError("run(): call plan() first")
         T, topk, H, dtype = self._planned
+        if T == 0:
+            out = q_nope.new_empty((0, H, HEAD_DIM_CKV)) if out is None else out
+            lse = q_nope.new_empty((0, H), dtype=torch.float32) if lse is None else lse
+            return (out, lse) if (return_lse or max_logits is not None) else out
         dev = self._device_index
         if self._current_device() != dev:
             with torch.cuda.device(dev):

@@ -165,6 +165,37 @@ def test_plan_argument_errors():
         sparse._flat_slots("ckv_cache", t[::2, :, :512], 512)
 
 
+@pytest.mark.parametrize("num_tokens,heads,topk", [(1, 128, 2048), (1, 16, 2048), (32, 128, 2048),
+                                                  (5, 64, 77), (300, 128, 2048)])
+def test_sparse_plan_splits_and_covers(num_tokens, heads, topk):
+    """The dense planner on a sparse step: every (token, row tile) covers [0, topk) exactly
+    once; B=1 decode is split across the top-k list; allow_split=False never splits."""
+    from mla_wrapper.planner import CostModel, plan_arrays
+    from mla_wrapper.sparse import plan_inputs
+    from mla_wrapper.workspace import WorkspaceLayout
+
+    layout = WorkspaceLayout.for_batch(num_tokens, num_tokens, heads, 132)
+    for allow_split in (True, False):
+        plan, res, _ = plan_arrays(*plan_inputs(num_tokens, topk), heads, 1, False, layout,
+                                   CostModel(allow_split=allow_split))
+        ri = plan.request_info
+        assert (ri[:, 0] == range(num_tokens)).all() and (ri[:, 1] == 1).all()
+        assert (ri[:, 3] == [t * topk for t in range(num_tokens)]).all()
+        covered = {}
+        for req, tile, k0, k1, _slot in plan.work_info:
+            covered.setdefault((req, tile), []).append((k0, k1))
+        tiles = -(-heads // 64)
+        assert len(covered) == num_tokens * tiles
+        for pieces in covered.values():
+            pieces.sort()
+            assert pieces[0][0] == 0 and pieces[-1][1] == topk
+            assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+        if not allow_split:
+            assert res.num_merge_items == 0
+        elif num_tokens == 1 and topk == 2048:
+            assert res.num_merge_items == tiles and res.num_work_items >= 8
+
+
 def test_template_renders_and_specs():
     from mla_wrapper.jit import render
 
