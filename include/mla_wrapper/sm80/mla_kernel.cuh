@@ -355,6 +355,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int e = 0; e < 4; ++e) s[ni][e] = 0.f;
       int rescale = 0;
       if (score_warp) {
+        const int tok_base = t0 + kTokW * half + 2 * (lane % 4);
+        bool skip[kNi][2] = {};  // gather mode: tokens whose slot id is invalid (loaded before
+        if constexpr (Kv::kMaskInvalid) {  // the MMAs, so their latency hides behind them)
+#pragma unroll
+          for (int ni = 0; ni < kNi; ++ni)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              skip[ni][e] = kvm.page(args, page_start, tok_base + 8 * ni + e, kv_end) < 0;
+        }
         if (score_active) {
           const int a_row = 16 * g + lane % 16;
           const int b_tok = kTokW * half + (lane % 8) + (lane / 16) * 8;
@@ -366,15 +375,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             kptr[j] = skv + b_tok * kRowBytes + (((2 * j + (lane / 8) % 2) ^ (b_tok & 7)) << 4);
           }
           score_mma<T, kTokW, 0, kHeadDimQk / 16>(s, qptr, kptr);
-        }
-        const int tok_base = t0 + kTokW * half + 2 * (lane % 4);
-        bool skip[kNi][2] = {};  // gather mode: tokens whose index is invalid
-        if constexpr (Kv::kMaskInvalid) {
-#pragma unroll
-          for (int ni = 0; ni < kNi; ++ni)
-#pragma unroll
-            for (int e = 0; e < 2; ++e)
-              skip[ni][e] = kvm.page(args, page_start, tok_base + 8 * ni + e, kv_end) < 0;
         }
         float mx[2];
 #pragma unroll
