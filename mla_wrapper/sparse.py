@@ -189,9 +189,10 @@ class BatchSparseMLAWrapper:
         qo_indptr: the number of query tokens (int), or a host int32 [B+1] indptr (only its
             total counts: every token has its own index list). topk: index-list length
             (1..32768). num_heads: 1..128. sm_scale: softmax scale. Data types: bf16 / fp16.
-        topk_length: optional host int32 [num_tokens] valid lengths, for load balance only (the
-            run()'s topk_length tensor is what masks). allow_split: False never splits a
-            token's list (one CTA per 64 heads of a token).
+        topk_length: optional host [num_tokens] upper bounds of the lengths run() will get,
+            for load balance: positions at or past them are never attended (the run()'s
+            topk_length tensor masks within them). allow_split: False never splits a token's
+            list (one CTA pass per 64 heads of a token).
         """
         if self._current_device() != self._device_index:
             with torch.cuda.device(self._device_index):
