@@ -285,6 +285,8 @@ def test_flash_mla_sparse_fwd_large_topk_and_prefill():
     check_outputs(*flash_mla_sparse_fwd(q, kv, idx, SM_SCALE), q, kv, idx)
     q, kv, idx = make_case(1024, 128, 512, 8192, torch.bfloat16, seed=9, holes=0.01)
     check_outputs(*flash_mla_sparse_fwd(q, kv, idx, SM_SCALE), q, kv, idx)
+    q, kv, idx = make_case(4096, 16, 64, 8192, torch.float16, seed=10, empty_rows=(4095,))
+    check_outputs(*flash_mla_sparse_fwd(q, kv, idx, SM_SCALE), q, kv, idx)
 
 
 def _paged(kv, page_size):
