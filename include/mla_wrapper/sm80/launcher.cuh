@@ -135,8 +135,8 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     return launch_status();
   }
   if (plan->num_ctas > 0) {
-    mla_attention_kernel<T, Cfg, Kv><<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args, 0,
-                                                                          kvm);
+    mla_attention_kernel<T, Cfg, Kv>
+        <<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args, 0, kvm);
     if (int st = launch_status()) return st;
   }
   if (plan->max_merge_items > 0) {
