@@ -7,6 +7,9 @@ Public API (imported lazily: ``import mla_wrapper`` compiles nothing and loads n
   merge_attn_states               vLLM's prefix/suffix merge (natural-log LSE, [H, N] layout)
   mla_wrapper.torch_ops           torch.ops.mla_wrapper.* custom ops for torch.compile (import
                                   it to register them; see its docstring)
+  flash_mla_sparse_fwd            FlashMLA's sparse (top-k) prefill contract
+  BatchSparseMLAWrapper           sparse (top-k) MLA plan/run wrapper for the serving loop
+  cp_gather_cache, gather_and_maybe_dequant_cache   vLLM's paged -> contiguous cache copies
 """
 from __future__ import annotations
 
@@ -27,6 +30,10 @@ _LAZY = {
     "merge_state": "mla_wrapper.ops",
     "merge_state_v2": "mla_wrapper.ops",
     "merge_attn_states": "mla_wrapper.ops",
+    "flash_mla_sparse_fwd": "mla_wrapper.sparse",
+    "BatchSparseMLAWrapper": "mla_wrapper.sparse",
+    "cp_gather_cache": "mla_wrapper.sparse",
+    "gather_and_maybe_dequant_cache": "mla_wrapper.sparse",
 }
 
 __all__ = list(_LAZY) + ["__version__"]

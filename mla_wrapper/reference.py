@@ -60,6 +60,57 @@ def mla_attention(q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Ten
     return out, lse
 
 
+def sparse_mla_attention(q_nope: torch.Tensor, q_pe: torch.Tensor, ckv: torch.Tensor,
+                         kpe: torch.Tensor, indices: torch.Tensor, sm_scale: float,
+                         topk_length=None, attn_sink=None, dtype: torch.dtype = torch.float32,
+                         chunk_elems: int = 1 << 26):
+    """Sparse (top-k) MLA: gather each token's slots, then dense attention (FlashMLA's
+    flash_mla_sparse_fwd contract).
+
+    q_nope [T, H, 512], q_pe [T, H, 64]; ckv [S, 512], kpe [S, 64] (the cache viewed flat:
+    slot = page * page_size + offset); indices [T, topk] or [T, 1, topk] slot ids, an id < 0 or
+    >= S skipped; topk_length [T]: ids at positions >= topk_length[t] skipped; attn_sink [H]:
+    a logit per head that joins the softmax denominator only. A duplicated id counts once per
+    occurrence. Returns (out [T, H, 512], max_logits [T, H], lse [T, H]) in ``dtype``:
+    max_logits = max of sm_scale * q.k (-inf for a row with no valid slot), lse natural log
+    without the sink (+inf for a row with no valid slot, whose out is 0).
+    Tokens are processed in chunks of about ``chunk_elems`` gathered elements.
+    """
+    T, H, D = q_nope.shape
+    idx = indices.reshape(T, -1).long()
+    K = idx.shape[1]
+    S = ckv.shape[0]
+    dev = q_nope.device
+    valid = (idx >= 0) & (idx < S)
+    if topk_length is not None:
+        lens = torch.as_tensor(topk_length, device=dev).long()
+        valid &= torch.arange(K, device=dev)[None, :] < lens[:, None]
+    safe = torch.where(valid, idx, torch.zeros_like(idx))
+    out = torch.zeros(T, H, D, dtype=dtype, device=dev)
+    max_logits = torch.full((T, H), -math.inf, dtype=dtype, device=dev)
+    lse = torch.full((T, H), math.inf, dtype=dtype, device=dev)
+    step = max(1, chunk_elems // max(1, K * (D + q_pe.shape[-1] + H)))
+    for t0 in range(0, T, step):
+        t1 = min(T, t0 + step)
+        kc = ckv[safe[t0:t1]].to(dtype)                                  # [t, K, 512]
+        kp = kpe[safe[t0:t1]].to(dtype)                                  # [t, K, 64]
+        s = (torch.einsum("thd,tkd->thk", q_nope[t0:t1].to(dtype), kc)
+             + torch.einsum("thd,tkd->thk", q_pe[t0:t1].to(dtype), kp)) * sm_scale
+        s = s.masked_fill(~valid[t0:t1, None, :], -math.inf)
+        m = s.amax(dim=-1)
+        row_lse = torch.logsumexp(s, dim=-1)
+        empty = torch.isneginf(row_lse)
+        lse_o = row_lse
+        if attn_sink is not None:
+            lse_o = torch.logaddexp(row_lse, attn_sink.to(device=dev, dtype=dtype)[None, :])
+        lse_o = torch.where(empty, torch.zeros_like(lse_o), lse_o)
+        p = torch.exp(s - lse_o[..., None])                              # 0 where masked
+        out[t0:t1] = torch.einsum("thk,tkd->thd", p, kc)
+        max_logits[t0:t1] = m
+        lse[t0:t1] = torch.where(empty, torch.full_like(row_lse, math.inf), row_lse)
+    return out, max_logits, lse
+
+
 def merge_states(v_a: torch.Tensor, s_a: torch.Tensor, v_b: torch.Tensor, s_b: torch.Tensor,
                  base_e: bool, dtype: torch.dtype = torch.float64):
     """Merge two partial attention states. v [N, H, D], s [N, H].

@@ -13,15 +13,16 @@ FAMILIES = {
     "sm80": "mla_wrapper.backends.sm80",
     "sm90": "mla_wrapper.backends.sm90",
     "cutlass": "mla_wrapper.backends.cutlass",
+    "sparse": "mla_wrapper.sparse_specs",
 }
 
 ALL_DTYPES = ("bf16", "fp16")
 
 # family -> (module attribute listing its dtypes, or None: dtype-independent)
 _DTYPES_ATTR = {"merge": "MERGE_DTYPE_NAMES", "planner": None, "sm80": "DTYPES",
-                "sm90": "DTYPES", "cutlass": "DTYPES"}
+                "sm90": "DTYPES", "cutlass": "DTYPES", "sparse": "DTYPES"}
 # Families of device code (the host planner is built once, whatever the arch).
-_DEVICE_FAMILIES = ("merge", "sm80", "sm90", "cutlass")
+_DEVICE_FAMILIES = ("merge", "sm80", "sm90", "cutlass", "sparse")
 MIN_ARCH_MAJOR = 8
 # Archs the CUTLASS SM100 kernel is built for: sm100.warmup_specs takes sm_100a / sm_103a (built
 # as the family-portable sm_100f); sm_100f asks for that family build directly.

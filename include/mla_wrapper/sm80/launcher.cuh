@@ -37,13 +37,15 @@ struct DeviceSetup {
   int max_coop_ctas = 0;  // most co-resident attention CTAs (0: no cooperative launch)
 };
 
-template <typename T, typename Cfg>
-int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name) {
+// Kv: how KV tokens are found (PagedKv: the page table; sparse/gather.cuh: per-token slot ids).
+template <typename T, typename Cfg, typename Kv = PagedKv>
+int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name,
+        const Kv& kvm = Kv()) {
   if (int st = can_implement<Cfg>(plan, args, name)) return st;
   constexpr int kSmemBytes = Cfg::kSmemBytes;
   int device = 0;
   MLAW_CUDA_TRY(cudaGetDevice(&device));
-  static DeviceSetup setup[64];
+  static DeviceSetup setup[64];  // one per instantiation (T, Cfg, Kv)
   if (device < 0 || device >= 64) return fail("%s: device ordinal %d out of range", name, device);
   DeviceSetup& ds = setup[device];
   if (!ds.ready) {  // racing first calls from two threads both do this: harmless
@@ -55,7 +57,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
                   "per block, device %d allows %d (build the config sm80.config_for_smem() "
                   "picks for this device)",
                   name, Cfg::kKvTile, Cfg::kStages, kSmemBytes, device, smem_optin);
-    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_attention_kernel<T, Cfg>,
+    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_attention_kernel<T, Cfg, Kv>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -67,7 +69,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
     int per_sm = 0;
     MLAW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, mla_attention_kernel<T, Cfg>, kThreads, kSmemBytes));
+        &per_sm, mla_attention_kernel<T, Cfg, Kv>, kThreads, kSmemBytes));
     ds.max_coop_ctas = coop ? per_sm * sms : 0;
     ds.ready = true;
   }
@@ -91,11 +93,12 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     attr[0].val.cooperative = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    MLAW_CUDA_TRY(cudaLaunchKernelEx(&cfg, mla_attention_kernel<T, Cfg>, *plan, *args, 1));
+    MLAW_CUDA_TRY(cudaLaunchKernelEx(&cfg, mla_attention_kernel<T, Cfg, Kv>, *plan, *args, 1, kvm));
     return launch_status();
   }
   if (plan->num_ctas > 0) {
-    mla_attention_kernel<T, Cfg><<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args, 0);
+    mla_attention_kernel<T, Cfg, Kv>
+        <<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args, 0, kvm);
     if (int st = launch_status()) return st;
   }
   return launch_combine<T>(plan, args, stream, ds.combine_grid, ds.pdl);

@@ -83,14 +83,30 @@ __device__ __forceinline__ int page_of(const MlaRunArgs& args, int page_start, i
   return t < kv_end ? __ldg(args.kv_indices + page_start + t / args.page_size) : -1;
 }
 
+// How the kernel finds KV token t of a work item (a template parameter of the kernel).
+// PagedKv, the default: token t of a request is in page kv_indices[page_start + t / page_size].
+// A gather mode (include/mla_wrapper/sparse/gather.cuh) supplies the same hooks: its own
+// lookup (page < 0: the token is skipped), kMaskInvalid = true (scores of skipped tokens are
+// masked), a per-token clamp of kv_end, and the store of each row's max logit.
+struct PagedKv {
+  static constexpr bool kMaskInvalid = false;
+  __device__ __forceinline__ int page(const MlaRunArgs& args, int page_start, int t,
+                                      int kv_end) const {
+    return page_of(args, page_start, t, kv_end);
+  }
+  __device__ __forceinline__ int clamp_kv_end(int /*qo_start*/, int kv_end) const { return kv_end; }
+  __device__ __forceinline__ void store_max_logit(int64_t, int64_t, float) const {}
+};
+
 // Page ids of the tokens this thread copies for the tile starting at t0.
-template <typename Cfg>
-__device__ __forceinline__ void tile_pages(const MlaRunArgs& args, int page_start, int t0,
-                                           int kv_end, int tid, int (&page)[Cfg::kLoadPasses]) {
+template <typename Cfg, typename Kv>
+__device__ __forceinline__ void tile_pages(const Kv& kvm, const MlaRunArgs& args, int page_start,
+                                           int t0, int kv_end, int tid,
+                                           int (&page)[Cfg::kLoadPasses]) {
 #pragma unroll
   for (int p = 0; p < Cfg::kLoadPasses; ++p) {
     const int j = tid / 8 + 32 * p;
-    page[p] = j < Cfg::kKvTile ? page_of(args, page_start, t0 + j, kv_end) : -1;
+    page[p] = j < Cfg::kKvTile ? kvm.page(args, page_start, t0 + j, kv_end) : -1;
   }
 }
 
@@ -208,9 +224,10 @@ __device__ __forceinline__ void score_mma(float (&s)[kTokW / 8][4], const char* 
   }
 }
 
-template <typename T, typename Cfg>
+template <typename T, typename Cfg, typename Kv = PagedKv>
 __global__ void __launch_bounds__(kThreads, 1)
-    mla_attention_kernel(const MlaPlan plan, const MlaRunArgs args, const int fused_combine) {
+    mla_attention_kernel(const MlaPlan plan, const MlaRunArgs args, const int fused_combine,
+                         const Kv kvm) {
   constexpr int kKvTile = Cfg::kKvTile;
   constexpr int kStages = Cfg::kStages;
   constexpr int kScoreHalves = Cfg::kScoreHalves;
@@ -241,10 +258,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int req = wi[kWorkRequest];
     const int row_tile = wi[kWorkRowTile];
     const int kv_start = wi[kWorkKvStart];
-    const int kv_end = wi[kWorkKvEnd];
+    const int qo_start = plan.request_info[req * kRequestFields + kRequestQoStart];
+    const int kv_end = kvm.clamp_kv_end(qo_start, wi[kWorkKvEnd]);
     const int slot = wi[kWorkPartialSlot];
     const int* ri = plan.request_info + req * kRequestFields;
-    const int qo_start = ri[kRequestQoStart];
     const int qo_len = ri[kRequestQoLen];
     const int kv_len = ri[kRequestKvLen];
     const int page_start = ri[kRequestPageStart];
@@ -261,14 +278,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     int issued = 0;
     if (num_tiles > 0)
       load_q_tile<T>(args, sm.q, qo_start, row0, valid_rows, kRowsPerTile, tid);
-    tile_pages<Cfg>(args, page_start, kv_start, kv_end, tid, page_next);
+    tile_pages<Cfg>(kvm, args, page_start, kv_start, kv_end, tid, page_next);
 #pragma unroll
     for (int s = 0; s < (kStages > 1 ? kStages - 1 : 1); ++s) {
       if (issued < num_tiles) {
         load_kv_tile<T, Cfg>(args, sm.kv + s * Cfg::kKvStageBytes, kv_start + issued * kKvTile,
                              page_next, tid);
         ++issued;
-        tile_pages<Cfg>(args, page_start, kv_start + issued * kKvTile, kv_end, tid, page_next);
+        tile_pages<Cfg>(kvm, args, page_start, kv_start + issued * kKvTile, kv_end, tid, page_next);
       }
       cute::cp_async_fence();
     }
@@ -305,7 +322,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             load_kv_tile<T, Cfg>(args, sm.kv + (issued % kStages) * Cfg::kKvStageBytes,
                                  kv_start + issued * kKvTile, page_next, tid);
             ++issued;
-            tile_pages<Cfg>(args, page_start, kv_start + issued * kKvTile, kv_end, tid,
+            tile_pages<Cfg>(kvm, args, page_start, kv_start + issued * kKvTile, kv_end, tid,
                             page_next);
           }
           cute::cp_async_fence();
@@ -338,6 +355,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int e = 0; e < 4; ++e) s[ni][e] = 0.f;
       int rescale = 0;
       if (score_warp) {
+        const int tok_base = t0 + kTokW * half + 2 * (lane % 4);
+        bool skip[kNi][2] = {};  // gather mode: tokens whose slot id is invalid (loaded before
+        if constexpr (Kv::kMaskInvalid) {  // the MMAs, so their latency hides behind them)
+#pragma unroll
+          for (int ni = 0; ni < kNi; ++ni)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              skip[ni][e] = kvm.page(args, page_start, tok_base + 8 * ni + e, kv_end) < 0;
+        }
         if (score_active) {
           const int a_row = 16 * g + lane % 16;
           const int b_tok = kTokW * half + (lane % 8) + (lane / 16) * 8;
@@ -350,7 +376,6 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
           score_mma<T, kTokW, 0, kHeadDimQk / 16>(s, qptr, kptr);
         }
-        const int tok_base = t0 + kTokW * half + 2 * (lane % 4);
         float mx[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
@@ -362,6 +387,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int e = 0; e < 2; ++e) {
               float v = s[ni][2 * r + e] * scale_log2;
               if (need_mask && tok_base + 8 * ni + e >= limit[r]) v = -INFINITY;
+              if (Kv::kMaskInvalid && skip[ni][e]) v = -INFINITY;
               s[ni][2 * r + e] = v;
               mx[r] = fmaxf(mx[r], v);
             }
@@ -432,7 +458,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           __syncthreads();
           load_kv_tile<T, Cfg>(args, sm.kv, kv_start + issued * kKvTile, page_next, tid);
           ++issued;
-          tile_pages<Cfg>(args, page_start, kv_start + issued * kKvTile, kv_end, tid, page_next);
+          tile_pages<Cfg>(kvm, args, page_start, kv_start + issued * kKvTile, kv_end, tid, page_next);
           cute::cp_async_fence();
         }
       }
@@ -497,6 +523,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           args.lse[token * args.lse_stride_token + grow % num_heads] =
               args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
         }
+        const int grow = row0 + tid;
+        kvm.store_max_logit(qo_start + grow / num_heads, grow % num_heads, sm.row_max[tid]);
       } else {
         plan.partial_lse[static_cast<int64_t>(slot) * kRowsPerTile + tid] = lse2;
       }

@@ -1,0 +1,104 @@
+"""Sparse (top-k) MLA benchmark (issue 8): decode through BatchSparseMLAWrapper and prefill
+through flash_mla_sparse_fwd, each next to our dense sm80 wrapper at the same FLOPs (B requests
+of topk KV tokens each), in one process on the same device.
+
+    python benchmarks/bench_sparse.py [--quick]
+
+FLOPs = 2 * s_q * h_q * valid_topk * (576 + 512). Writes JSON lines to
+benchmarks/results/sparse.jsonl ($MLA_WRAPPER_RESULTS_DIR overrides) with the device context
+and ceilings; prints one row per case with sparse / dense TFLOP/s and their ratio. B=1 rows are
+also timed as CUDA-graph replays (latency).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import ResultWriter, bench_graph_us, bench_ms, ceilings, device_context  # noqa: E402
+
+from mla_wrapper import (BatchMLAPagedAttentionWrapper, BatchSparseMLAWrapper,  # noqa: E402
+                         flash_mla_sparse_fwd)
+from mla_wrapper.reference import rel_error, sparse_mla_attention  # noqa: E402
+
+SM_SCALE = 1.0 / math.sqrt(192)
+TOPK = 2048
+# (mode, heads, tokens (decode: batch, prefill: s_q), cache tokens)
+FULL = [("decode", h, b, c) for h in (64, 128) for b in (1, 32, 128) for c in (65536, 131072)] \
+    + [("prefill", 128, 4096, 131072), ("prefill", 64, 4096, 131072)]
+QUICK = [("decode", 128, 1, 65536), ("decode", 128, 128, 131072), ("decode", 64, 32, 65536),
+         ("prefill", 128, 4096, 131072)]
+
+
+def flops(tokens, heads, valid):
+    return 2.0 * tokens * heads * valid * (576 + 512)
+
+
+def dense_ms(ws, heads, batch, graph):
+    """Our dense wrapper on B requests of TOPK tokens each (page 64): the same FLOPs."""
+    page = 64
+    pages = TOPK // page
+    cache = torch.randn(batch * pages, page, 576, dtype=torch.bfloat16, device="cuda") * 0.5
+    q = torch.randn(batch, heads, 576, dtype=torch.bfloat16, device="cuda")
+    w = BatchMLAPagedAttentionWrapper(ws)
+    qo = torch.arange(batch + 1, dtype=torch.int32)
+    kv_indptr = qo * pages
+    kv_indices = torch.randperm(batch * pages, dtype=torch.int32).cuda()
+    w.plan(qo, kv_indptr, kv_indices, torch.full((batch,), TOPK, dtype=torch.int32), heads, 512,
+           64, page, False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+    out = torch.empty(batch, heads, 512, dtype=torch.bfloat16, device="cuda")
+    fn = lambda: w.run(q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:], out=out)  # noqa: E731
+    return bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    ctx = dict(device_context(), **ceilings())
+    writer = ResultWriter("sparse", ctx)
+    ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    print(f"{ctx['device']}  copy {ctx['copy_gbs']} GB/s  bf16 matmul {ctx['matmul_bf16_tflops']} TFLOP/s")
+    print(f"{'mode':8} {'H':>4} {'tokens':>6} {'cache':>7} {'sparse ms':>10} {'TFLOP/s':>8} "
+          f"{'dense ms':>9} {'TFLOP/s':>8} {'ratio':>6} {'err':>8}")
+    for mode, heads, tokens, cache_tokens in (QUICK if args.quick else FULL):
+        g = torch.Generator().manual_seed(tokens + heads)
+        kv = (torch.randn(cache_tokens, 1, 576, generator=g) * 0.5).to(torch.bfloat16).cuda()
+        q = torch.randn(tokens, heads, 576, generator=g).to(torch.bfloat16).cuda()
+        idx = torch.randint(0, cache_tokens, (tokens, 1, TOPK), generator=g,
+                            dtype=torch.int32).cuda()   # duplicates count per occurrence
+        graph = mode == "decode" and tokens == 1
+        if mode == "decode":
+            w = BatchSparseMLAWrapper(ws)
+            w.plan(tokens, TOPK, heads, SM_SCALE, torch.bfloat16)
+            out = torch.empty(tokens, heads, 512, dtype=torch.bfloat16, device="cuda")
+            fn = lambda: w.run(q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx,  # noqa: E731
+                               out=out)
+            fn()
+            got = out
+        else:
+            fn = lambda: flash_mla_sparse_fwd(q, kv, idx, SM_SCALE)  # noqa: E731
+            got = fn()[0]
+        check = min(tokens, 64)
+        ref = sparse_mla_attention(q[:check, :, :512], q[:check, :, 512:], kv[:, 0, :512],
+                                   kv[:, 0, 512:], idx[:check], SM_SCALE)[0]
+        err = rel_error(got[:check], ref)
+        ms = bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
+        dms = dense_ms(ws, heads, tokens, graph)
+        f = flops(tokens, heads, TOPK)
+        rec = dict(mode=mode, heads=heads, tokens=tokens, cache_tokens=cache_tokens, topk=TOPK,
+                   sparse_ms=round(ms, 4), sparse_tflops=round(f / ms / 1e9, 1),
+                   dense_ms=round(dms, 4), dense_tflops=round(f / dms / 1e9, 1),
+                   ratio=round(dms / ms, 3), graph_replay=graph, rel_error=err)
+        writer.write(rec)
+        print(f"{mode:8} {heads:4} {tokens:6} {cache_tokens:7} {ms:10.4f} {rec['sparse_tflops']:8.1f} "
+              f"{dms:9.4f} {rec['dense_tflops']:8.1f} {rec['ratio']:6.2f} {err:8.1e}")
+        del kv, q, idx
+
+
+if __name__ == "__main__":
+    main()

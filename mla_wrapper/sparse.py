@@ -1,0 +1,513 @@
+"""Sparse (top-k) MLA, DeepSeek V3.2 style (DSA): every query token attends to its own list of
+``topk`` cache slots, chosen per layer by the indexer.
+
+* ``flash_mla_sparse_fwd(q, kv, indices, sm_scale, d_v=512, attn_sink=None, topk_length=None)``
+  -> ``(out, max_logits, lse)``: FlashMLA's sparse prefill contract (MQA mode).
+* ``BatchSparseMLAWrapper``: plan() once per step on the host (token counts, topk),
+  run(q_nope, q_pe, ckv_cache, kpe_cache, indices, ...) once per layer; split-KV across the
+  top-k list when the tokens do not fill the GPU; CUDA-graph mode.
+* ``cp_gather_cache`` / ``gather_and_maybe_dequant_cache``: vLLM's paged -> contiguous copies.
+
+Slot ids: the latent cache viewed flat, slot = page id * page_size + offset; -1 (any id < 0
+or >= the number of slots) is skipped, as are ids at positions >= topk_length[token]. A
+duplicated id counts once per occurrence (gather-then-attend).
+
+LSE convention of both attention entry points (FlashMLA's): natural log; a row with no valid
+slot gets out = 0, lse = +inf and max_logits = -inf. The dense BatchMLAPagedAttentionWrapper
+instead writes lse = -inf for an empty row (and base 2 by default); vLLM's merge kernels
+(merge_state_v2, merge_attn_states) treat both infinities as an empty state.
+
+Kernel: the sm80 attention kernel with its gather mode (include/mla_wrapper/sparse/); the
+plan is the dense planner's, with every query token one request of qo_len 1, kv_len topk,
+page table = its row of slot ids and page_size 1 (include/mla_wrapper/sparse/sparse.h).
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Optional
+
+import numpy as np
+import torch
+
+from . import sparse_specs
+from ._validate import check_tensor
+from .backends import sm80
+from .backends.planned import PlannedKernel, _pack_args
+from .planner import CostModel, Planner
+from .wrapper import _current_device_getter, _raw_stream_getter
+
+HEAD_DIM_CKV = sm80.HEAD_DIM_CKV
+HEAD_DIM_KPE = sm80.HEAD_DIM_KPE
+HEAD_DIM_QK = HEAD_DIM_CKV + HEAD_DIM_KPE
+MAX_HEADS = sm80.MAX_HEADS
+MAX_TOPK = sparse_specs.MAX_TOPK
+_ATTN_DTYPES = (torch.bfloat16, torch.float16)
+_NO_SPLIT = CostModel(allow_split=False)
+
+
+class _NoIndices:
+    """Stands in for the dense plan's kv_indices: the sparse indices come with run()."""
+
+    @staticmethod
+    def data_ptr() -> int:
+        return 0
+
+
+def _flat_slots(name: str, t: torch.Tensor, dim: int):
+    """(number of slots, elements between slots) of a cache viewed flat: [slots, dim],
+    [slots, 1, dim] or [pages, page_size, dim] whose pages are page_size slots apart."""
+    if t.dim() == 2:
+        return t.shape[0], t.stride(0)
+    if t.dim() == 3 and t.shape[-1] == dim:
+        if t.shape[1] == 1:
+            return t.shape[0], t.stride(0)
+        if t.shape[0] == 1 or t.stride(0) == t.shape[1] * t.stride(1):
+            return t.shape[0] * t.shape[1], t.stride(1)
+        raise ValueError(f"{name}: pages must be page_size slots apart to index slots flat "
+                         f"(stride(0) == shape[1] * stride(1)), got shape {list(t.shape)} "
+                         f"strides {t.stride()}")
+    raise ValueError(f"{name}: expected [num_slots, {dim}] or [num_pages, page_size, {dim}], "
+                     f"got shape {list(t.shape)}")
+
+
+def plan_inputs(num_tokens: int, topk: int):
+    """The dense planner's (qo_indptr, kv_indptr, kv_len_arr) for a sparse step: every query
+    token is a request of one token whose "pages" (page_size 1) are its row of topk slot ids."""
+    tok = np.arange(num_tokens + 1, dtype=np.int32)
+    return tok, tok * np.int32(topk), np.full(num_tokens, topk, dtype=np.int32)
+
+
+class _SparseKernel(PlannedKernel):
+    """The planned sm80 path in gather mode: one request per query token (see the module doc)."""
+
+    GRAPH_TOKENS_PER_REQUEST = 1
+
+    def __init__(self, wrapper):
+        super().__init__("sparse", wrapper, sm80)
+        self.sparse_args = sparse_specs.MlaSparseArgsStruct()
+        self.sparse_ptr = ctypes.addressof(self.sparse_args)
+        self.args.page_size = 1
+        self.args.causal = 0
+        self.args.lse_base_e = self.lse_base_e = 1
+        self._index_arrays = (-1, None)
+
+    def plan_tokens(self, num_tokens: int, topk: int, num_heads: int, sm_scale: float, dtype,
+                    lens: Optional[np.ndarray], allow_split: bool) -> None:
+        self._ensure_layout(num_tokens, num_tokens, num_heads)
+        key = (num_heads, allow_split)
+        if self.planner is None or self.planner_key != key:
+            self.planner = Planner(self.layout, num_heads, 1, False,
+                                   None if allow_split else _NO_SPLIT)
+            self.planner_key = key
+        if self._index_arrays[0] != (num_tokens, topk):
+            self._index_arrays = ((num_tokens, topk),) + plan_inputs(num_tokens, topk)
+        _, qo_h, kv_h, full = self._index_arrays
+        slot = self._free_slot()
+        res = self.planner.plan(qo_h, kv_h, full if lens is None else lens, slot.array)
+        w = self.wrapper
+        status = self.upload(self.int_ws_ptr, slot.ptr, res.copy_bytes, slot.event,
+                             w._stream(w._device_index))
+        if status:
+            raise self.io.error("mlaw_plan_upload", status)
+        slot.in_flight = True
+        if w._graph_capacity is None:
+            self.plan_struct.max_merge_items = res.num_merge_items
+        self.args.num_heads = num_heads
+        self.args.sm_scale = sm_scale
+        mod = self.modules.get(dtype)
+        if mod is None:
+            from .jit import load  # noqa: PLC0415
+            from .jit.env import device_arch  # noqa: PLC0415
+
+            mod = self.modules[dtype] = load(sparse_specs.spec(
+                sm80.dtype_name(dtype), device_arch(w.device), device=w.device))
+        self.module = mod
+        self.fn = getattr(mod, sparse_specs.RUN)
+        self.last_plan = res
+
+    def launch(self, q_nope, q_pe, ckv, ckv_slot_stride, kpe, kpe_slot_stride, indices, out,
+               lse, topk_length, max_logits, num_slots, stream) -> None:
+        qn, qp, o = q_nope.stride(), q_pe.stride(), out.stride()
+        lse_ptr, lse_stride = (0, 0) if lse is None else (lse.data_ptr(), lse.stride(0))
+        _pack_args(self.args, 0, q_nope.data_ptr(), q_pe.data_ptr(), ckv.data_ptr(),
+                   kpe.data_ptr(), out.data_ptr(), lse_ptr, indices.data_ptr(), qn[0], qn[1],
+                   qp[0], qp[1], ckv_slot_stride, 0, kpe_slot_stride, 0, o[0], o[1], lse_stride)
+        sa = self.sparse_args
+        sa.topk_length = 0 if topk_length is None else topk_length.data_ptr()
+        sa.max_logits = 0 if max_logits is None else max_logits.data_ptr()
+        sa.max_logits_stride_token = 0 if max_logits is None else max_logits.stride(0)
+        sa.num_slots = num_slots
+        status = self.fn(self.plan_ptr, self.args_ptr, self.sparse_ptr, stream)
+        if status:
+            raise self.module.error(sparse_specs.RUN, status)
+
+
+class BatchSparseMLAWrapper:
+    """Sparse (top-k) MLA over a paged latent cache for the serving loop.
+
+    One step::
+
+        wrapper.plan(num_tokens, topk, num_heads, sm_scale, torch.bfloat16)   # host, per step
+        for layer in layers:                                                   # per layer
+            out = wrapper.run(q_nope, q_pe, cache[..., :512], cache[..., 512:], indices[layer])
+
+    Args:
+        float_workspace_buffer: CUDA tensor of scratch memory for split-KV partials (about
+            2 * SMs * 128 KiB; plan() raises with the size needed when it is too small).
+        use_cuda_graph: fixed addresses and grid so run() can be captured; needs
+            max_num_tokens (the capacity). Replays read the q / cache / indices / topk_length /
+            out tensors captured: write each layer's indices into the captured buffer.
+        max_num_tokens: query-token capacity of a CUDA-graph wrapper.
+    """
+
+    def __init__(self, float_workspace_buffer: torch.Tensor, use_cuda_graph: bool = False,
+                 max_num_tokens: Optional[int] = None):
+        check_tensor("float_workspace_buffer", float_workspace_buffer, cuda=True)
+        if not float_workspace_buffer.is_contiguous():
+            raise ValueError("float_workspace_buffer: must be contiguous")
+        if use_cuda_graph and (not isinstance(max_num_tokens, int) or max_num_tokens < 1):
+            raise ValueError(f"max_num_tokens: use_cuda_graph=True needs the token capacity (an "
+                             f"int >= 1), got {max_num_tokens!r}")
+        self.device = float_workspace_buffer.device
+        self._device_index = self.device.index if self.device.index is not None \
+            else torch.cuda.current_device()
+        self._float_ws = float_workspace_buffer
+        self._float_ws_bytes = float_workspace_buffer.numel() * float_workspace_buffer.element_size()
+        self._graph_capacity = int(max_num_tokens) if use_cuda_graph else None
+        self._sm_count = torch.cuda.get_device_properties(self.device).multi_processor_count
+        self._stream = _raw_stream_getter()
+        self._current_device = _current_device_getter()
+        self._impl: Optional[_SparseKernel] = None
+        self._planned = None
+        self._graph_config = None
+        self._checked_key = None    # run()'s argument layout validated last, and its result
+        self._checked_slots = None
+
+    def plan(self, qo_indptr, topk: int, num_heads: int, sm_scale: float,
+             q_data_type: torch.dtype = torch.bfloat16, kv_data_type: Optional[torch.dtype] = None,
+             topk_length=None, allow_split: bool = True) -> None:
+        """Plan one step (host work, no device sync).
+
+        qo_indptr: the number of query tokens (int), or a host int32 [B+1] indptr (only its
+            total counts: every token has its own index list). topk: index-list length
+            (1..32768). num_heads: 1..128. sm_scale: softmax scale. Data types: bf16 / fp16.
+        topk_length: optional host [num_tokens] upper bounds of the lengths run() will get,
+            for load balance: positions at or past them are never attended (the run()'s
+            topk_length tensor masks within them). allow_split: False never splits a token's
+            list (one CTA pass per 64 heads of a token).
+        """
+        if self._current_device() != self._device_index:
+            with torch.cuda.device(self._device_index):
+                return self.plan(qo_indptr, topk, num_heads, sm_scale, q_data_type,
+                                 kv_data_type, topk_length, allow_split)
+        num_tokens = _num_tokens(qo_indptr)
+        kv_data_type = q_data_type if kv_data_type is None else kv_data_type
+        if q_data_type not in _ATTN_DTYPES or kv_data_type != q_data_type:
+            raise ValueError(f"q_data_type / kv_data_type: expected both torch.bfloat16 or both "
+                             f"torch.float16, got {q_data_type} / {kv_data_type}")
+        _check_int("num_heads", num_heads, 1, MAX_HEADS)
+        _check_int("topk", topk, 1, MAX_TOPK)
+        if not (isinstance(sm_scale, (int, float)) and sm_scale > 0 and math.isfinite(sm_scale)):
+            raise ValueError(f"sm_scale: expected a positive float, got {sm_scale!r}")
+        if num_tokens * topk >= 2 ** 31:
+            raise ValueError(f"num_tokens * topk = {num_tokens * topk} index entries overflow "
+                             "int32 offsets; plan fewer tokens per call")
+        cap = self._graph_capacity
+        if cap is not None:
+            if num_tokens > cap:
+                raise ValueError(f"num_tokens {num_tokens} exceeds the CUDA-graph capacity "
+                                 f"max_num_tokens={cap} set at construction")
+            config = (topk, num_heads, float(sm_scale), q_data_type)
+            if self._graph_config is None:
+                self._graph_config = config
+            elif config != self._graph_config:
+                raise ValueError(f"use_cuda_graph=True: (topk, num_heads, sm_scale, dtype) "
+                                 f"changed from {self._graph_config} to {config}; they are fixed "
+                                 "for a CUDA-graph wrapper")
+        lens = None
+        if topk_length is not None:
+            lens = np.clip(_host_lens(topk_length, num_tokens), 0, topk).astype(np.int32)
+        if self._impl is None:
+            self._impl = _SparseKernel(self)
+        self._impl.plan_tokens(num_tokens, topk, num_heads, float(sm_scale), q_data_type, lens,
+                               bool(allow_split))
+        self._planned = (num_tokens, topk, num_heads, q_data_type)
+
+    def run(self, q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Tensor,
+            kpe_cache: torch.Tensor, indices: torch.Tensor,
+            topk_length: Optional[torch.Tensor] = None, out: Optional[torch.Tensor] = None,
+            lse: Optional[torch.Tensor] = None, return_lse: bool = False):
+        """Attention of one layer. q_nope [T, H, 512], q_pe [T, H, 64]; ckv_cache / kpe_cache:
+        [num_pages, page_size, 512 / 64] (views of one 576-wide cache are fine) or flat
+        [num_slots, ...]; indices [T, topk] or [T, 1, topk] int32 slot ids (rows contiguous);
+        topk_length [T] int32 or None. Returns out [T, H, 512] (and lse [T, H] float32,
+        natural log, +inf for a row with no valid slot, when return_lse or lse is given)."""
+        return self._run(q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse,
+                         return_lse, None)
+
+    def _run(self, q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse,
+             return_lse, max_logits):
+        if self._planned is None:
+            raise RuntimeError("run(): call plan() first")
+        T, topk, H, dtype = self._planned
+        if T == 0:
+            out = q_nope.new_empty((0, H, HEAD_DIM_CKV)) if out is None else out
+            lse = q_nope.new_empty((0, H), dtype=torch.float32) if lse is None else lse
+            return (out, lse) if (return_lse or max_logits is not None) else out
+        dev = self._device_index
+        if self._current_device() != dev:
+            with torch.cuda.device(dev):
+                return self._run(q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out,
+                                 lse, return_lse, max_logits)
+        # Fast path: the arguments' layout is the one validated last time (a serving loop
+        # calls run() per layer with the same shapes): skip the checks.
+        try:
+            key = (self._planned, return_lse) + tuple(
+                None if t is None else (t.shape, t.stride(), t.dtype, t.get_device())
+                for t in (q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse))
+        except (AttributeError, TypeError):
+            key = None
+        if key is None or key != self._checked_key:
+            self._checked_slots = self._validate(q_nope, q_pe, ckv_cache, kpe_cache, indices,
+                                                 topk_length, out, lse)
+            self._checked_key = key
+        slots = self._checked_slots
+        if out is None:
+            out = torch.empty((T, H, HEAD_DIM_CKV), dtype=dtype, device=self.device)
+        if return_lse and lse is None:
+            lse = torch.empty((T, H), dtype=torch.float32, device=self.device)
+        self._impl.launch(q_nope, q_pe, ckv_cache, slots[0][1], kpe_cache, slots[1][1], indices,
+                          out, lse, topk_length, max_logits, slots[0][0], self._stream(dev))
+        if lse is not None:   # FlashMLA's convention: a row with no valid slot has lse = +inf
+            lse.masked_fill_(lse == -math.inf, math.inf)
+        return (out, lse) if (return_lse or max_logits is not None) else out
+
+    def _validate(self, q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse):
+        """Full argument checks of run(); returns ((slots, ckv slot stride), (slots, kpe ...))."""
+        T, topk, H, dtype = self._planned
+        for name, t, dim in (("q_nope", q_nope, HEAD_DIM_CKV), ("q_pe", q_pe, HEAD_DIM_KPE)):
+            check_tensor(name, t, dtypes=(dtype,), shape=(T, H, dim), device=self.device,
+                         last_dim_contiguous=True)
+        slots = []
+        for name, t, dim in (("ckv_cache", ckv_cache, HEAD_DIM_CKV),
+                             ("kpe_cache", kpe_cache, HEAD_DIM_KPE)):
+            check_tensor(name, t, dtypes=(dtype,), device=self.device, last_dim_contiguous=True)
+            slots.append(_flat_slots(name, t, dim))
+        if slots[0][0] != slots[1][0]:
+            raise ValueError(f"ckv_cache / kpe_cache: {slots[0][0]} vs {slots[1][0]} slots")
+        check_tensor("indices", indices, dtypes=(torch.int32,))
+        idx = indices
+        if indices.dim() == 3:
+            check_tensor("indices", indices, dtypes=(torch.int32,), shape=(T, 1, topk),
+                         device=self.device)
+            idx = indices[:, 0]
+        check_tensor("indices", idx, dtypes=(torch.int32,), shape=(T, topk), device=self.device,
+                     last_dim_contiguous=True)
+        if T > 1 and idx.stride(0) != topk:
+            raise ValueError(f"indices: rows must be {topk} entries apart (contiguous rows), got "
+                             f"strides {tuple(indices.stride())} (call .contiguous())")
+        if topk_length is not None:
+            check_tensor("topk_length", topk_length, dtypes=(torch.int32,), shape=(T,),
+                         device=self.device, last_dim_contiguous=True)
+        if out is not None:
+            check_tensor("out", out, dtypes=(dtype,), shape=(T, H, HEAD_DIM_CKV),
+                         device=self.device, last_dim_contiguous=True)
+        if lse is not None:
+            check_tensor("lse", lse, dtypes=(torch.float32,), shape=(T, H), device=self.device,
+                         last_dim_contiguous=True)
+        return slots
+
+
+def _check_int(name: str, v, lo: int, hi: int) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ValueError(f"{name}: expected an int in {lo}..{hi}, got {v!r}")
+
+
+def _num_tokens(qo_indptr) -> int:
+    if isinstance(qo_indptr, (int, np.integer)) and not isinstance(qo_indptr, bool):
+        if qo_indptr < 0:
+            raise ValueError(f"qo_indptr: a token count must be >= 0, got {qo_indptr}")
+        return int(qo_indptr)
+    if isinstance(qo_indptr, torch.Tensor):
+        check_tensor("qo_indptr", qo_indptr, dtypes=(torch.int32,), ndim=1)
+        qo_indptr = qo_indptr.cpu().numpy()
+    a = np.asarray(qo_indptr)
+    if a.ndim != 1 or a.shape[0] < 1 or a.dtype.kind not in "iu":
+        raise ValueError(f"qo_indptr: expected a token count or a 1-d int32 indptr, got "
+                         f"{type(qo_indptr).__name__} of shape {list(a.shape)}")
+    return int(a[-1]) - int(a[0])
+
+
+def _host_lens(topk_length, num_tokens: int) -> np.ndarray:
+    if isinstance(topk_length, torch.Tensor):
+        topk_length = topk_length.cpu().numpy()
+    a = np.asarray(topk_length)
+    if a.shape != (num_tokens,) or a.dtype.kind not in "iu":
+        raise ValueError(f"topk_length: expected [{num_tokens}] integers, got {a.dtype} of "
+                         f"shape {list(a.shape)}")
+    return a
+
+
+# ------------------------------------------------------------------ flash_mla_sparse_fwd
+_FWD_WRAPPERS: dict[int, BatchSparseMLAWrapper] = {}
+
+
+def _fwd_wrapper(device: torch.device) -> BatchSparseMLAWrapper:
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    w = _FWD_WRAPPERS.get(index)
+    if w is None:
+        from .workspace import WorkspaceLayout  # noqa: PLC0415
+
+        sms = torch.cuda.get_device_properties(index).multi_processor_count
+        need = WorkspaceLayout(max_batch=1, max_row_tiles=1,
+                               num_ctas=sms * sm80.CTAS_PER_SM).float_workspace_bytes
+        ws = torch.empty(need, dtype=torch.uint8, device=torch.device("cuda", index))
+        w = _FWD_WRAPPERS[index] = BatchSparseMLAWrapper(ws)
+    return w
+
+
+def flash_mla_sparse_fwd(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor,
+                         sm_scale: float, d_v: int = 512, attn_sink: Optional[torch.Tensor] = None,
+                         topk_length: Optional[torch.Tensor] = None):
+    """FlashMLA's sparse prefill (MQA mode): ``(out, max_logits, lse)``.
+
+    q [s_q, h_q, 576] bf16/fp16 (h_q 1..128), kv [s_kv, 1, 576] (the latent cache viewed flat,
+    same dtype), indices [s_q, 1, topk] int32 slot ids into kv (-1 or out of range: skipped),
+    topk_length [s_q] int32 (only the first n ids of a row are valid), attn_sink [h_q] float32
+    (a per-head logit that joins the softmax denominator only). Returns out [s_q, h_q, d_v]
+    (q's dtype), max_logits [s_q, h_q] float32 (max of sm_scale * q.k, -inf for an empty row)
+    and lse [s_q, h_q] float32 (natural log, without the sink; +inf for an empty row, whose
+    out is 0). Only d_v = 512. Never splits a token's list (max_logits needs whole rows).
+    """
+    check_tensor("q", q, dtypes=_ATTN_DTYPES, ndim=3, last_dim_contiguous=True)
+    if q.shape[-1] != HEAD_DIM_QK:
+        raise ValueError(f"q: expected last dim {HEAD_DIM_QK}, got shape {list(q.shape)}")
+    if d_v != HEAD_DIM_CKV:
+        raise ValueError(f"d_v: only {HEAD_DIM_CKV} is supported, got {d_v}")
+    s_q, h_q, _ = q.shape
+    check_tensor("kv", kv, dtypes=(q.dtype,), ndim=3, last_dim_contiguous=True)
+    if kv.shape[1:] != (1, HEAD_DIM_QK):
+        raise ValueError(f"kv: expected [s_kv, 1, {HEAD_DIM_QK}], got {list(kv.shape)}")
+    check_tensor("indices", indices, dtypes=(torch.int32,), ndim=3)
+    if indices.shape[:2] != (s_q, 1):
+        raise ValueError(f"indices: expected [{s_q}, 1, topk], got {list(indices.shape)}")
+    topk = indices.shape[2]
+    if attn_sink is not None:
+        check_tensor("attn_sink", attn_sink, dtypes=(torch.float32,), shape=(h_q,))
+    device = q.device
+    if device.type != "cuda":
+        raise ValueError(f"q: expected a CUDA tensor, got one on {device}")
+    for name, t in (("kv", kv), ("indices", indices), ("topk_length", topk_length),
+                    ("attn_sink", attn_sink)):
+        if t is not None and t.device != device:
+            raise ValueError(f"{name}: expected device {device}, got {t.device}")
+    if indices.stride(-1) != 1 or (s_q > 1 and indices.stride(0) != topk):
+        indices = indices.contiguous()
+    out = torch.empty((s_q, h_q, d_v), dtype=q.dtype, device=device)
+    lse = torch.empty((s_q, h_q), dtype=torch.float32, device=device)
+    max_logits = torch.empty((s_q, h_q), dtype=torch.float32, device=device)
+    if s_q == 0 or topk == 0:
+        lse.fill_(math.inf)
+        max_logits.fill_(-math.inf)
+        return out.zero_(), max_logits, lse
+    w = _fwd_wrapper(device)
+    w.plan(s_q, topk, h_q, float(sm_scale), q.dtype, allow_split=False)
+    w._run(q[..., :HEAD_DIM_CKV], q[..., HEAD_DIM_CKV:], kv[..., :HEAD_DIM_CKV],
+           kv[..., HEAD_DIM_CKV:], indices, topk_length, out, lse, True, max_logits)
+    if attn_sink is not None:   # out * sum / (sum + e^sink) = out * sigmoid(lse - sink)
+        scale = torch.sigmoid(lse - attn_sink.to(device)[None, :])
+        scale = torch.where(torch.isinf(lse), torch.zeros_like(scale), scale)
+        out.copy_(out.float() * scale[..., None])
+    return out, max_logits, lse
+
+
+# ------------------------------------------------------------------------ vLLM cache ops
+_CACHE_MODULES: dict[int, object] = {}
+
+
+def _gather_cache(src_cache, dst, block_table, cu_seq_lens, token_to_seq, num_tokens: int,
+                  batch_size: int, seq_starts) -> None:
+    check_tensor("src_cache", src_cache, cuda=True)
+    if src_cache.dim() < 3:
+        raise ValueError(f"src_cache: expected [num_blocks, block_size, entries...], got shape "
+                         f"{list(src_cache.shape)}")
+    check_tensor("dst", dst, dtypes=(src_cache.dtype,), device=src_cache.device)
+    entry_shape = tuple(src_cache.shape[2:])
+    if dst.dim() < 1 or tuple(dst.shape[1:]) != entry_shape:
+        raise ValueError(f"dst: expected [tokens, {', '.join(map(str, entry_shape))}], got "
+                         f"{list(dst.shape)}")
+    entry = src_cache[0, 0] if src_cache.shape[0] and src_cache.shape[1] else None
+    if (entry is not None and not entry.is_contiguous()) or \
+            (dst.shape[0] and not dst[0].is_contiguous()):
+        raise ValueError("src_cache / dst: each entry (dims 2.. / 1..) must be contiguous")
+    check_tensor("block_table", block_table, dtypes=(torch.int32,), ndim=2,
+                 device=src_cache.device, last_dim_contiguous=True)
+    check_tensor("cu_seq_lens", cu_seq_lens, dtypes=(torch.int32,), ndim=1,
+                 device=src_cache.device)
+    if not cu_seq_lens.is_contiguous() or cu_seq_lens.numel() < batch_size + 1:
+        raise ValueError(f"cu_seq_lens: expected a contiguous [>= {batch_size + 1}] tensor, got "
+                         f"{list(cu_seq_lens.shape)}")
+    for name, t in (("token_to_seq", token_to_seq), ("seq_starts", seq_starts)):
+        if t is not None:
+            check_tensor(name, t, dtypes=(torch.int32,), ndim=1, device=src_cache.device)
+            if not t.is_contiguous():
+                raise ValueError(f"{name}: must be contiguous")
+    num_tokens = min(int(num_tokens), dst.shape[0])
+    if num_tokens <= 0 or batch_size <= 0:
+        return
+    esize = src_cache.element_size()
+    p = sparse_specs.GatherCacheParamsStruct(
+        src=src_cache.data_ptr(), dst=dst.data_ptr(), block_table=block_table.data_ptr(),
+        cu_seq_lens=cu_seq_lens.data_ptr(),
+        token_to_seq=0 if token_to_seq is None else token_to_seq.data_ptr(),
+        seq_starts=0 if seq_starts is None else seq_starts.data_ptr(),
+        num_tokens=num_tokens, batch=batch_size, block_size=src_cache.shape[1],
+        entry_bytes=int(np.prod(entry_shape)) * esize,
+        src_stride_block=src_cache.stride(0) * esize, src_stride_token=src_cache.stride(1) * esize,
+        dst_stride_token=dst.stride(0) * esize, block_table_stride=block_table.stride(0))
+    device = src_cache.device
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    mod = _CACHE_MODULES.get(index)
+    if mod is None:
+        from .jit import load  # noqa: PLC0415
+        from .jit.env import device_arch  # noqa: PLC0415
+
+        mod = _CACHE_MODULES[index] = load(sparse_specs.cache_ops_spec(device_arch(device)))
+    with torch.cuda.device(index):
+        mod.call(sparse_specs.GATHER_CACHE, ctypes.addressof(p),
+                 torch.cuda.current_stream(index).cuda_stream)
+
+
+def cp_gather_cache(src_cache: torch.Tensor, dst: torch.Tensor, block_table: torch.Tensor,
+                    cu_seq_lens: torch.Tensor, batch_size: int,
+                    seq_starts: Optional[torch.Tensor] = None) -> None:
+    """vLLM's cp_gather_cache: dst[cu_seq_lens[b] + i] = src_cache[block_table[b, p //
+    block_size], p % block_size] with p = i + seq_starts[b] (0 without seq_starts), for every
+    sequence b < batch_size; src_cache [num_blocks, block_size, entries...], dst [tokens,
+    entries...] of the same dtype; rows of dst past cu_seq_lens[batch_size] are left alone."""
+    _gather_cache(src_cache, dst, block_table, cu_seq_lens, None, dst.shape[0]
+                  if isinstance(dst, torch.Tensor) and dst.dim() else 0, batch_size, seq_starts)
+
+
+def gather_and_maybe_dequant_cache(src_cache: torch.Tensor, dst: torch.Tensor,
+                                   block_table: torch.Tensor, cu_seq_lens: torch.Tensor,
+                                   token_to_seq: torch.Tensor, num_tokens: int,
+                                   kv_cache_dtype: str, scale: Optional[torch.Tensor] = None,
+                                   seq_starts: Optional[torch.Tensor] = None) -> None:
+    """vLLM's gather_and_maybe_dequant_cache: like cp_gather_cache for the first num_tokens
+    rows of dst, token t belonging to sequence token_to_seq[t]. kv_cache_dtype "auto" (or the
+    cache's own dtype name) copies; the fp8 dequant branch is not supported yet (raises)."""
+    if kv_cache_dtype not in ("auto", "bfloat16", "bf16", "float16", "fp16", "half"):
+        raise NotImplementedError(f"gather_and_maybe_dequant_cache: kv_cache_dtype "
+                                  f"{kv_cache_dtype!r} (fp8 dequant) is not supported yet; only "
+                                  "'auto' (a bf16/fp16 cache copied as is)")
+    if token_to_seq is None:
+        raise ValueError("token_to_seq: expected an int32 [num_tokens] CUDA tensor, got None")
+    _gather_cache(src_cache, dst, block_table, cu_seq_lens, token_to_seq, num_tokens,
+                  cu_seq_lens.numel() - 1 if isinstance(cu_seq_lens, torch.Tensor) else 0,
+                  seq_starts)
+
+
+__all__ = ["BatchSparseMLAWrapper", "flash_mla_sparse_fwd", "cp_gather_cache",
+           "gather_and_maybe_dequant_cache"]

@@ -1,0 +1,72 @@
+"""Kernel libraries of sparse (top-k) MLA, torch-free (so `warmup` stays fast).
+
+  sparse_mla   the sm80 attention kernel in its gather mode (jit_templates/sparse_mla.cu.jinja,
+               include/mla_wrapper/sparse/gather.cuh): one library per (dtype, arch, config)
+               exporting mlaw_sparse_mla_run(plan, args, sparse_args, stream)
+  cache_ops    vLLM's cp_gather_cache / gather_and_maybe_dequant_cache copy kernel
+               (jit_templates/cache_ops.cu.jinja): one library per arch
+
+and the ctypes mirrors of include/mla_wrapper/sparse/sparse.h (MlaSparseArgs) and
+cache_ops.cuh (GatherCacheParams). The tile constants and shared-memory configurations are
+the sm80 family's (sm80.py): the gather mode is a template parameter of that kernel.
+"""
+from __future__ import annotations
+
+import ctypes
+
+from .backends import sm80
+from .jit.spec import Export, KernelSpec
+
+RUN = "mlaw_sparse_mla_run"
+GATHER_CACHE = "mlaw_gather_cache"
+_RUN_EXPORTS = (Export(RUN, ("ptr", "ptr", "ptr", "stream")),)
+_CACHE_EXPORTS = (Export(GATHER_CACHE, ("ptr", "stream")),)
+MAX_TOPK = 32768
+DTYPES = sm80.DTYPES
+
+
+def spec(dtype: str, arch: str, config: str | None = None, device=None) -> KernelSpec:
+    """The sparse attention library for ``dtype`` ('bf16' / 'fp16') on ``arch`` (sm_80+);
+    config as in sm80.spec (None: picked from ``device`` or ``arch``)."""
+    base = sm80.spec(dtype, arch, config=config, device=device)   # validates arch / config
+    return KernelSpec(family="sparse", template="sparse_mla.cu.jinja", arch=base.arch,
+                      params=base.params, exports=_RUN_EXPORTS,
+                      header_dirs=base.header_dirs + ("sparse",), use_cutlass=True)
+
+
+def cache_ops_spec(arch: str) -> KernelSpec:
+    """The cache-gather library (dtype-agnostic byte copies) for ``arch``."""
+    from .jit.env import normalize_arch  # noqa: PLC0415
+
+    return KernelSpec(family="cache_ops", template="cache_ops.cu.jinja",
+                      arch=normalize_arch(arch), exports=_CACHE_EXPORTS,
+                      header_dirs=("common", "sparse"))
+
+
+def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
+    """What `warmup` builds for sparse MLA on ``arch``."""
+    specs = sm80.warmup_specs(arch, dtypes)
+    if not specs:
+        return []
+    return [spec(dict(s.params)["dtype"], s.arch) for s in specs] + [cache_ops_spec(arch)]
+
+
+_p = ctypes.c_void_p
+_i64 = ctypes.c_int64
+
+
+class MlaSparseArgsStruct(ctypes.Structure):
+    """Mirror of sparse.h ``MlaSparseArgs``."""
+
+    _fields_ = [("topk_length", _p), ("max_logits", _p), ("max_logits_stride_token", _i64),
+                ("num_slots", _i64)]
+
+
+class GatherCacheParamsStruct(ctypes.Structure):
+    """Mirror of cache_ops.cuh ``GatherCacheParams``."""
+
+    _fields_ = [(n, _p) for n in ("src", "dst", "block_table", "cu_seq_lens", "token_to_seq",
+                                  "seq_starts")] + \
+        [(n, _i64) for n in ("num_tokens", "batch", "block_size", "entry_bytes",
+                             "src_stride_block", "src_stride_token", "dst_stride_token",
+                             "block_table_stride")]

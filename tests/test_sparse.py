@@ -1,0 +1,450 @@
+"""Sparse (top-k) MLA: flash_mla_sparse_fwd, BatchSparseMLAWrapper and vLLM's cache-gather ops.
+
+CPU: the sparse reference against float64 math, argument errors, template rendering, the
+ctypes mirrors, a compile of the kernels for sm_90a (marked `compile`). GPU (marked `gpu`):
+the kernels against reference.sparse_mla_attention over random indices with duplicates, -1
+holes, all -1 rows, topk_length, topk not a multiple of 64, heads 16/64/128, bf16/fp16,
+NaN-poisoned outputs, split-KV, CUDA-graph capture + replay with new indices; the cache ops
+against torch indexing.
+"""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from mla_wrapper import sparse_specs
+from mla_wrapper.reference import rel_error, sparse_mla_attention
+
+SM_SCALE = 1.0 / math.sqrt(192)
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+TOL = {torch.bfloat16: 1e-2, torch.float16: 5e-3}
+
+
+def make_case(s_q, heads, topk, num_slots, dtype, seed=0, holes=0.1, dup=True, empty_rows=(),
+              device="cuda"):
+    """Random q, a flat [num_slots, 576] cache and indices [s_q, 1, topk] with -1 holes,
+    duplicated ids and rows of all -1."""
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(s_q, heads, 576, generator=g).to(dtype)
+    kv = (torch.randn(num_slots, 1, 576, generator=g) * 0.5).to(dtype)
+    idx = torch.randint(0, num_slots, (s_q, topk), generator=g, dtype=torch.int32)
+    if dup and topk > 1:   # every row repeats its first id somewhere
+        idx[:, -1] = idx[:, 0]
+    idx[torch.rand(s_q, topk, generator=g) < holes] = -1
+    for r in empty_rows:
+        idx[r] = -1
+    return q.to(device), kv.to(device), idx[:, None, :].to(device)
+
+
+def ref(q, kv, indices, topk_length=None, attn_sink=None):
+    return sparse_mla_attention(q[..., :512], q[..., 512:], kv[:, 0, :512], kv[:, 0, 512:],
+                                indices, SM_SCALE, topk_length=topk_length, attn_sink=attn_sink)
+
+
+def check_outputs(out, max_logits, lse, q, kv, indices, topk_length=None, attn_sink=None):
+    ref_o, ref_m, ref_lse = ref(q, kv, indices, topk_length, attn_sink)
+    err = rel_error(out, ref_o)
+    assert err < TOL[out.dtype], f"out rel error {err}"
+    assert rel_error(lse, ref_lse) < 1e-4, "lse"
+    if max_logits is not None:
+        assert rel_error(max_logits, ref_m) < 1e-4, "max_logits"
+
+
+# ------------------------------------------------------------------------------- CPU tests
+def _slow_sparse(q, kv, idx, sm_scale, lens=None, sink=None):
+    """float64 loops: the definition, written independently of the reference."""
+    T, H, _ = q.shape
+    out = torch.zeros(T, H, 512, dtype=torch.float64)
+    mx = torch.full((T, H), -math.inf, dtype=torch.float64)
+    lse = torch.full((T, H), math.inf, dtype=torch.float64)
+    for t in range(T):
+        ids = [int(i) for i in idx[t].reshape(-1)]
+        if lens is not None:
+            ids = ids[:int(lens[t])]
+        ids = [i for i in ids if 0 <= i < kv.shape[0]]
+        if not ids:
+            continue
+        k = kv[ids, 0].double()                              # [n, 576] (duplicates kept)
+        for h in range(H):
+            s = (k @ q[t, h].double()) * sm_scale
+            m = float(s.max())
+            total = float(torch.exp(s - m).sum())
+            denom = total + (math.exp(float(sink[h]) - m) if sink is not None else 0.0)
+            out[t, h] = (torch.exp(s - m)[:, None] * k[:, :512]).sum(0) / denom
+            mx[t, h] = m
+            lse[t, h] = m + math.log(total)
+    return out, mx, lse
+
+
+@pytest.mark.parametrize("use_lens,use_sink", [(False, False), (True, False), (True, True)])
+def test_reference_against_float64(use_lens, use_sink):
+    q, kv, idx = make_case(5, 3, 19, 40, torch.float32, seed=1, holes=0.2, empty_rows=(2,),
+                           device="cpu")
+    lens = torch.tensor([19, 0, 7, 1, 12], dtype=torch.int32) if use_lens else None
+    sink = torch.randn(3) if use_sink else None
+    got = ref(q, kv, idx, lens, sink)
+    want = _slow_sparse(q, kv, idx, SM_SCALE, lens, sink)
+    for g, w in zip(got, want):
+        assert torch.equal(torch.isinf(g), torch.isinf(w.float()))
+        assert torch.allclose(g.double()[torch.isfinite(w)], w[torch.isfinite(w)], atol=1e-5,
+                              rtol=1e-5)
+    assert torch.isinf(got[2][2]).all() and (got[2][2] > 0).all()   # empty row: lse = +inf
+    assert torch.isneginf(got[1][2]).all() and (got[0][2] == 0).all()
+
+
+def test_reference_duplicates_count_per_occurrence():
+    q, kv, _ = make_case(1, 2, 2, 4, torch.float32, device="cpu")
+    twice = torch.tensor([[[1, 1, 2]]], dtype=torch.int32)
+    once = torch.tensor([[[1, 2]]], dtype=torch.int32)
+    lse2 = ref(q, kv, twice)[2]
+    lse1 = ref(q, kv, once)[2]
+    s1 = (q[0, :, :] @ kv[1, 0]) * SM_SCALE
+    assert torch.allclose(torch.exp(lse2) - torch.exp(lse1), torch.exp(s1), rtol=1e-4)
+
+
+def test_flash_mla_sparse_fwd_argument_errors():
+    from mla_wrapper.sparse import flash_mla_sparse_fwd
+
+    q = torch.zeros(2, 16, 576, dtype=torch.bfloat16)
+    kv = torch.zeros(8, 1, 576, dtype=torch.bfloat16)
+    idx = torch.zeros(2, 1, 4, dtype=torch.int32)
+    with pytest.raises(ValueError, match="d_v"):
+        flash_mla_sparse_fwd(q, kv, idx, 0.1, d_v=256)
+    with pytest.raises(ValueError, match="q: expected last dim 576"):
+        flash_mla_sparse_fwd(q[..., :512], kv, idx, 0.1)
+    with pytest.raises(ValueError, match="indices: expected dtype int32"):
+        flash_mla_sparse_fwd(q, kv, idx.long(), 0.1)
+    with pytest.raises(ValueError, match=r"indices: expected \[2, 1, topk\]"):
+        flash_mla_sparse_fwd(q, kv, idx[:1], 0.1)
+    with pytest.raises(ValueError, match="kv: expected dtype bfloat16"):
+        flash_mla_sparse_fwd(q, kv.half(), idx, 0.1)
+    with pytest.raises(ValueError, match=r"kv: expected \[s_kv, 1, 576\]"):
+        flash_mla_sparse_fwd(q, kv.expand(8, 2, 576), idx, 0.1)
+    with pytest.raises(ValueError, match="attn_sink"):
+        flash_mla_sparse_fwd(q, kv, idx, 0.1, attn_sink=torch.zeros(3))
+    with pytest.raises(ValueError, match="CUDA"):
+        flash_mla_sparse_fwd(q, kv, idx, 0.1)
+
+
+def test_wrapper_and_cache_op_errors_without_gpu():
+    from mla_wrapper.sparse import (BatchSparseMLAWrapper, cp_gather_cache,
+                                    gather_and_maybe_dequant_cache)
+
+    with pytest.raises(ValueError, match="float_workspace_buffer: expected a CUDA tensor"):
+        BatchSparseMLAWrapper(torch.empty(16, dtype=torch.uint8))
+    src = torch.zeros(4, 16, 576, dtype=torch.bfloat16)
+    dst = torch.zeros(10, 576, dtype=torch.bfloat16)
+    bt = torch.zeros(2, 4, dtype=torch.int32)
+    cu = torch.tensor([0, 5, 10], dtype=torch.int32)
+    with pytest.raises(ValueError, match="src_cache: expected a CUDA tensor"):
+        cp_gather_cache(src, dst, bt, cu, 2)
+    with pytest.raises(NotImplementedError, match="not supported yet"):
+        gather_and_maybe_dequant_cache(src, dst, bt, cu, torch.zeros(10, dtype=torch.int32), 10,
+                                       "fp8", torch.ones(1))
+
+
+def test_plan_argument_errors():
+    from mla_wrapper import sparse
+
+    assert sparse._num_tokens(7) == 7
+    assert sparse._num_tokens(torch.tensor([0, 3, 5], dtype=torch.int32)) == 5
+    with pytest.raises(ValueError, match="qo_indptr"):
+        sparse._num_tokens(-1)
+    with pytest.raises(ValueError, match="topk"):
+        sparse._check_int("topk", 32769, 1, sparse.MAX_TOPK)
+    with pytest.raises(ValueError, match="topk_length"):
+        sparse._host_lens(torch.zeros(3, dtype=torch.int32), 4)
+    t = torch.zeros(10, 16, 576)
+    assert sparse._flat_slots("ckv_cache", t[..., :512], 512) == (160, 576)
+    assert sparse._flat_slots("ckv_cache", torch.zeros(7, 512), 512) == (7, 512)
+    with pytest.raises(ValueError, match="page_size slots apart"):
+        sparse._flat_slots("ckv_cache", t[::2, :, :512], 512)
+
+
+@pytest.mark.parametrize("num_tokens,heads,topk", [(1, 128, 2048), (1, 16, 2048), (32, 128, 2048),
+                                                  (5, 64, 77), (300, 128, 2048)])
+def test_sparse_plan_splits_and_covers(num_tokens, heads, topk):
+    """The dense planner on a sparse step: every (token, row tile) covers [0, topk) exactly
+    once; B=1 decode is split across the top-k list; allow_split=False never splits."""
+    from mla_wrapper.planner import CostModel, plan_arrays
+    from mla_wrapper.sparse import plan_inputs
+    from mla_wrapper.workspace import WorkspaceLayout
+
+    layout = WorkspaceLayout.for_batch(num_tokens, num_tokens, heads, 132)
+    for allow_split in (True, False):
+        plan, res, _ = plan_arrays(*plan_inputs(num_tokens, topk), heads, 1, False, layout,
+                                   CostModel(allow_split=allow_split))
+        ri = plan.request_info
+        assert (ri[:, 0] == range(num_tokens)).all() and (ri[:, 1] == 1).all()
+        assert (ri[:, 3] == [t * topk for t in range(num_tokens)]).all()
+        covered = {}
+        for req, tile, k0, k1, _slot in plan.work_info:
+            covered.setdefault((req, tile), []).append((k0, k1))
+        tiles = -(-heads // 64)
+        assert len(covered) == num_tokens * tiles
+        for pieces in covered.values():
+            pieces.sort()
+            assert pieces[0][0] == 0 and pieces[-1][1] == topk
+            assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+        if not allow_split:
+            assert res.num_merge_items == 0
+        elif num_tokens == 1 and topk == 2048:
+            assert res.num_merge_items == tiles and res.num_work_items >= 8
+
+
+def test_template_renders_and_specs():
+    from mla_wrapper.jit import render
+
+    s = sparse_specs.spec("fp16", "sm_90a", config="64x2")
+    assert s.family == "sparse" and "sparse" in s.header_dirs
+    src = render(s)
+    assert "using Element = __half;" in src and "KvConfig<64, 2>" in src
+    assert "MLAW_EXPORT int mlaw_sparse_mla_run(" in src
+    assert "MLAW_EXPORT int mlaw_gather_cache(" in render(sparse_specs.cache_ops_spec("sm_90a"))
+    names = [x.family for x in sparse_specs.warmup_specs("sm_90a", ["bf16", "fp16"])]
+    assert names == ["sparse", "sparse", "cache_ops"]
+    assert sparse_specs.warmup_specs("sm_75", ["bf16"]) == []
+
+
+def test_ctypes_mirrors():
+    import ctypes
+
+    assert ctypes.sizeof(sparse_specs.MlaSparseArgsStruct) == 32
+    assert ctypes.sizeof(sparse_specs.GatherCacheParamsStruct) == 6 * 8 + 8 * 8
+
+
+def test_lazy_exports_do_not_import_torch():
+    code = ("import sys, mla_wrapper; assert 'torch' not in sys.modules; "
+            "names = {'BatchSparseMLAWrapper', 'flash_mla_sparse_fwd', 'cp_gather_cache', "
+            "'gather_and_maybe_dequant_cache'}; assert names <= set(dir(mla_wrapper)); "
+            "import mla_wrapper.sparse_specs; assert 'torch' not in sys.modules; "
+            "assert callable(mla_wrapper.flash_mla_sparse_fwd)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.compile
+def test_compiles(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLA_WRAPPER_CACHE_DIR", str(tmp_path))
+    from mla_wrapper.jit import build
+
+    for spec in (sparse_specs.spec("bf16", "sm_90a", config="64x2"),
+                 sparse_specs.cache_ops_spec("sm_90a")):
+        path = build(spec)
+        assert path.is_file()
+        log = (path.parent / "build.log").read_text().lower()
+        assert "spill" not in log or "0 bytes spill" in log
+
+
+# ------------------------------------------------------------------------------- GPU tests
+@pytest.fixture
+def workspace():
+    return torch.empty(128 << 20, dtype=torch.uint8, device="cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype_name", ["bf16", "fp16"])
+@pytest.mark.parametrize("heads", [16, 32, 64, 128])
+@pytest.mark.parametrize("s_q,topk", [(1, 2048), (7, 100), (33, 1), (64, 130), (3, 4097)])
+def test_flash_mla_sparse_fwd(dtype_name, heads, s_q, topk):
+    from mla_wrapper import flash_mla_sparse_fwd
+
+    dtype = DTYPES[dtype_name]
+    q, kv, idx = make_case(s_q, heads, topk, 5000, dtype, seed=s_q + topk + heads,
+                           empty_rows=(0,) if s_q > 2 else ())
+    out, max_logits, lse = flash_mla_sparse_fwd(q, kv, idx, SM_SCALE)
+    check_outputs(out, max_logits, lse, q, kv, idx)
+    if s_q > 2:
+        assert (out[0] == 0).all() and torch.isposinf(lse[0]).all()
+        assert torch.isneginf(max_logits[0]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads", [16, 128])
+def test_flash_mla_sparse_fwd_topk_length_sink_and_range(heads):
+    from mla_wrapper import flash_mla_sparse_fwd
+
+    q, kv, idx = make_case(9, heads, 300, 700, torch.bfloat16, seed=5)
+    idx[1, 0, 5] = 700          # out of range: skipped like -1
+    idx[2, 0, 7] = -7
+    lens = torch.tensor([300, 0, 1, 64, 65, 299, 128, 2, 1000], dtype=torch.int32, device="cuda")
+    sink = torch.randn(heads, device="cuda")
+    out, max_logits, lse = flash_mla_sparse_fwd(q, kv, idx, SM_SCALE, attn_sink=sink,
+                                                topk_length=lens)
+    check_outputs(out, max_logits, lse, q, kv, idx, lens, sink)
+
+
+@pytest.mark.gpu
+def test_flash_mla_sparse_fwd_large_topk_and_prefill():
+    from mla_wrapper import flash_mla_sparse_fwd
+
+    q, kv, idx = make_case(2, 16, 32768, 40000, torch.bfloat16, seed=8)
+    check_outputs(*flash_mla_sparse_fwd(q, kv, idx, SM_SCALE), q, kv, idx)
+    q, kv, idx = make_case(1024, 128, 512, 8192, torch.bfloat16, seed=9, holes=0.01)
+    check_outputs(*flash_mla_sparse_fwd(q, kv, idx, SM_SCALE), q, kv, idx)
+    q, kv, idx = make_case(4096, 16, 64, 8192, torch.float16, seed=10, empty_rows=(4095,))
+    check_outputs(*flash_mla_sparse_fwd(q, kv, idx, SM_SCALE), q, kv, idx)
+
+
+def _paged(kv, page_size):
+    """The flat [S, 1, 576] cache as a [S / page_size, page_size, 576] paged one."""
+    return kv.view(-1, page_size, 576)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype_name", ["bf16", "fp16"])
+@pytest.mark.parametrize("heads", [16, 64, 128])
+@pytest.mark.parametrize("num_tokens,topk", [(1, 2048), (4, 2048), (32, 256), (128, 77)])
+@pytest.mark.parametrize("fused_cache", [True, False])
+def test_wrapper_against_reference(workspace, poison, dtype_name, heads, num_tokens, topk,
+                                   fused_cache):
+    from mla_wrapper import BatchSparseMLAWrapper
+
+    dtype = DTYPES[dtype_name]
+    q, kv, idx = make_case(num_tokens, heads, topk, 64 * 300, dtype, seed=heads + topk,
+                           empty_rows=(num_tokens - 1,) if num_tokens > 1 else ())
+    cache = _paged(kv, 64)
+    if fused_cache:
+        ckv, kpe = cache[..., :512], cache[..., 512:]
+    else:
+        ckv, kpe = cache[..., :512].contiguous(), cache[..., 512:].contiguous()
+    w = BatchSparseMLAWrapper(workspace)
+    w.plan(num_tokens, topk, heads, SM_SCALE, dtype)
+    if num_tokens == 1 and topk == 2048:   # B=1 decode is split across the top-k list
+        assert w._impl.last_plan.num_merge_items > 0
+    out = poison(torch.empty(num_tokens, heads, 512, dtype=dtype, device="cuda"))
+    lse = poison(torch.empty(num_tokens, heads, dtype=torch.float32, device="cuda"))
+    for layer in range(2):   # new indices every layer, one plan
+        if layer:
+            idx = idx.roll(1, dims=2).contiguous()
+        w.run(q[..., :512], q[..., 512:], ckv, kpe, idx, out=out, lse=lse)
+        check_outputs(out, None, lse, q, kv, idx)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads", [16, 128])
+def test_wrapper_topk_length(workspace, heads):
+    from mla_wrapper import BatchSparseMLAWrapper
+
+    q, kv, idx = make_case(6, heads, 2048, 9000, torch.bfloat16, seed=3)
+    lens = torch.tensor([2048, 0, 1, 1000, 63, 2047], dtype=torch.int32)
+    w = BatchSparseMLAWrapper(workspace)
+    w.plan(6, 2048, heads, SM_SCALE, torch.bfloat16, topk_length=lens)
+    out, lse = w.run(q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx,
+                     topk_length=lens.cuda(), return_lse=True)
+    check_outputs(out, None, lse, q, kv, idx, lens.cuda())
+    # planned without lengths (one plan per step), lengths only at run
+    w.plan(6, 2048, heads, SM_SCALE, torch.bfloat16)
+    out, lse = w.run(q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx,
+                     topk_length=lens.cuda(), return_lse=True)
+    check_outputs(out, None, lse, q, kv, idx, lens.cuda())
+
+
+@pytest.mark.gpu
+def test_wrapper_run_errors(workspace):
+    from mla_wrapper import BatchSparseMLAWrapper
+
+    q, kv, idx = make_case(2, 16, 64, 100, torch.bfloat16)
+    w = BatchSparseMLAWrapper(workspace)
+    with pytest.raises(RuntimeError, match="plan"):
+        w.run(q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx)
+    w.plan(2, 64, 16, SM_SCALE, torch.bfloat16)
+    with pytest.raises(ValueError, match="indices"):
+        w.run(q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx[..., :32])
+    with pytest.raises(ValueError, match="indices: rows must be"):
+        w.run(q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:],
+              torch.cat([idx, idx], 2)[..., :64])
+    with pytest.raises(ValueError, match="q_nope"):
+        w.run(q[..., :512].half(), q[..., 512:], kv[..., :512], kv[..., 512:], idx)
+    with pytest.raises(ValueError, match="topk"):
+        w.plan(2, 0, 16, SM_SCALE, torch.bfloat16)
+    with pytest.raises(ValueError, match="num_heads"):
+        w.plan(2, 64, 129, SM_SCALE, torch.bfloat16)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads", [16, 128])
+@pytest.mark.parametrize("cap", [1, 8])
+def test_wrapper_cuda_graph_replay(workspace, heads, cap):
+    """Capture run() once; each step: re-plan, write new indices / lengths / q into the
+    captured buffers, replay, compare with the reference."""
+    from mla_wrapper import BatchSparseMLAWrapper
+
+    topk, dev = 2048, "cuda"
+    w = BatchSparseMLAWrapper(workspace, use_cuda_graph=True, max_num_tokens=cap)
+    q = torch.zeros(cap, heads, 576, dtype=torch.bfloat16, device=dev)
+    kv = torch.zeros(10000, 1, 576, dtype=torch.bfloat16, device=dev)
+    idx = torch.zeros(cap, 1, topk, dtype=torch.int32, device=dev)
+    lens = torch.full((cap,), topk, dtype=torch.int32, device=dev)
+    out = torch.empty(cap, heads, 512, dtype=torch.bfloat16, device=dev)
+    lse = torch.empty(cap, heads, dtype=torch.float32, device=dev)
+    w.plan(cap, topk, heads, SM_SCALE, torch.bfloat16)
+    args = (q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        w.run(*args, topk_length=lens, out=out, lse=lse)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        w.run(*args, topk_length=lens, out=out, lse=lse)
+    for seed in (1, 2, 3):
+        q2, kv2, idx2 = make_case(cap, heads, topk, 10000, torch.bfloat16, seed=seed,
+                                  empty_rows=(0,) if seed == 3 else ())
+        lens2 = torch.randint(0, topk + 1, (cap,), dtype=torch.int32, device=dev)
+        w.plan(cap, topk, heads, SM_SCALE, torch.bfloat16, topk_length=lens2.cpu())
+        q.copy_(q2)
+        kv.copy_(kv2)
+        idx.copy_(idx2)
+        lens.copy_(lens2)
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        check_outputs(out, None, lse, q2, kv2, idx2, lens2)
+    with pytest.raises(ValueError, match="capacity"):
+        w.plan(cap + 1, topk, heads, SM_SCALE, torch.bfloat16)
+    with pytest.raises(ValueError, match="fixed"):
+        w.plan(cap, topk // 2, heads, SM_SCALE, torch.bfloat16)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("use_starts", [False, True])
+@pytest.mark.parametrize("block_size,width", [(64, 576), (16, 656), (1, 7)])
+def test_cache_gather_ops(use_starts, block_size, width):
+    from mla_wrapper import cp_gather_cache, gather_and_maybe_dequant_cache
+
+    g = torch.Generator().manual_seed(block_size + width)
+    dev = "cuda"
+    num_blocks, batch = 40, 3
+    dtype = torch.bfloat16 if width % 2 == 0 else torch.float32
+    src = torch.randn(num_blocks, block_size, width, generator=g).to(dtype).to(dev)
+    seq_lens = torch.tensor([5 * block_size + 3, 0, 2 * block_size], dtype=torch.int32)
+    starts = torch.tensor([block_size + 1, 0, 3], dtype=torch.int32) if use_starts else None
+    blocks_per_seq = 10
+    block_table = torch.randperm(num_blocks, generator=g)[:batch * blocks_per_seq] \
+        .view(batch, blocks_per_seq).to(torch.int32)
+    cu = torch.zeros(batch + 1, dtype=torch.int32)
+    cu[1:] = torch.cumsum(seq_lens, 0)
+    total = int(cu[-1])
+    want = torch.empty(total, width, dtype=dtype, device=dev)
+    token_to_seq = torch.empty(total, dtype=torch.int32)
+    for b in range(batch):
+        for i in range(int(seq_lens[b])):
+            p = i + (int(starts[b]) if use_starts else 0)
+            want[int(cu[b]) + i] = src[int(block_table[b, p // block_size]), p % block_size]
+            token_to_seq[int(cu[b]) + i] = b
+    dst = torch.full((total + 2, width), float("nan"), dtype=dtype, device=dev)
+    cp_gather_cache(src, dst, block_table.to(dev), cu.to(dev), batch,
+                    None if starts is None else starts.to(dev))
+    assert torch.equal(dst[:total], want)
+    assert torch.isnan(dst[total:]).all()   # rows past cu_seq_lens[batch]: untouched
+    dst2 = torch.full((total, width), float("nan"), dtype=dtype, device=dev)
+    gather_and_maybe_dequant_cache(src, dst2, block_table.to(dev), cu.to(dev),
+                                   token_to_seq.to(dev), total, "auto",
+                                   torch.ones(1, device=dev),
+                                   None if starts is None else starts.to(dev))
+    assert torch.equal(dst2, want)
