@@ -24,7 +24,6 @@ import argparse
 import math
 import os
 import socket
-import statistics
 import sys
 from pathlib import Path
 
@@ -32,11 +31,11 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import ResultWriter, ceilings, device_context  # noqa: E402
+from harness import ResultWriter, ceilings, device_context, median_event_ms  # noqa: E402
 
 from mla_wrapper import BatchMLAPagedAttentionWrapper  # noqa: E402
 from mla_wrapper.distributed import (ContextParallelMLAWrapper, EXCHANGES,  # noqa: E402
-                                     local_kv_lens, merge_partials)
+                                     all_gather_stacked, local_kv_lens, merge_partials)
 
 SM_SCALE = 1.0 / math.sqrt(192)
 # (name, batch, kv_len per request, heads)
@@ -58,21 +57,14 @@ def init_group() -> None:
     dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
 
 
-def time_ms(fn, iters: int, warmup: int = 3) -> float:
+def time_ms(fn, iters: int, warmup: int = 3, barrier: bool = True) -> float:
     """This rank's median ms per call (a barrier first so the ranks start together)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    dist.barrier()
-    times = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+    if barrier:
+        dist.barrier()
+    return median_event_ms(fn, iters)
 
 
 def max_over_ranks(x: float) -> float:
@@ -112,8 +104,8 @@ def comm_fn(exchange: str, output_heads: str, W: int, B: int, H: int):
         r = dist.get_rank()
 
         def fn():
-            dist.all_gather_into_tensor(o, o[r])
-            dist.all_gather_into_tensor(s, s[r])
+            all_gather_stacked(o, o[r])
+            all_gather_stacked(s, s[r])
         return fn
     h = H // W
     so, ro = (torch.empty(W, B, h, D, dtype=torch.bfloat16, device=dev) for _ in range(2))
@@ -123,8 +115,8 @@ def comm_fn(exchange: str, output_heads: str, W: int, B: int, H: int):
         dist.all_to_all_single(ro, so)
         dist.all_to_all_single(rs, ss)
         if output_heads == "all":
-            dist.all_gather_into_tensor(so, ro[0])
-            dist.all_gather_into_tensor(ss, rs[0])
+            all_gather_stacked(so, ro[0])
+            all_gather_stacked(ss, rs[0])
     return fn
 
 
@@ -165,18 +157,7 @@ def main() -> int:
                 w1.plan(*plan_args(whole, H, ps))
                 fn1 = lambda: w1.run(whole["q_nope"], whole["q_pe"], whole["ckv"], whole["kpe"],  # noqa: E731
                                      return_lse=True)
-                for _ in range(3):
-                    fn1()
-                torch.cuda.synchronize()
-                times = []
-                for _ in range(args.iters):
-                    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    a.record()
-                    fn1()
-                    b.record()
-                    b.synchronize()
-                    times.append(a.elapsed_time(b))
-                single = statistics.median(times)
+                single = time_ms(fn1, args.iters, barrier=False)
                 del whole, w1, fn1
                 torch.cuda.empty_cache()
             dist.barrier()

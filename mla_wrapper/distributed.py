@@ -34,7 +34,8 @@ import torch
 from ._validate import check_tensor
 
 __all__ = ["token_owner", "global_positions", "local_kv_lens", "KVShardLayout", "shard_kv_layout",
-           "shard_paged_cache", "merge_partials", "ContextParallelMLAWrapper", "EXCHANGES"]
+           "shard_paged_cache", "merge_partials", "all_gather_stacked", "ContextParallelMLAWrapper",
+           "EXCHANGES"]
 
 EXCHANGES = ("all_gather", "all_to_all")
 OUTPUT_HEADS = ("all", "shard")
@@ -283,6 +284,16 @@ def merge_partials(v: torch.Tensor, s: torch.Tensor, v_out: Optional[torch.Tenso
     return v_out, s_out
 
 
+def all_gather_stacked(out: torch.Tensor, inp: torch.Tensor, group=None) -> None:
+    """All-gather ``inp [n, ...]`` of every rank into contiguous ``out [W, n, ...]`` (``inp`` may
+    be ``out[rank]``: in place). Passed to torch.distributed in the concatenated
+    ``[W * n, ...]`` form, which every backend (NCCL, gloo) takes."""
+    import torch.distributed as dist  # noqa: PLC0415
+
+    gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+    gather(out.view((-1,) + tuple(out.shape[2:])), inp, group=group)
+
+
 # ----------------------------------------------------------------- the context-parallel wrapper
 class ContextParallelMLAWrapper:
     """MLA decode over a KV cache sharded across the ranks of a process group (vLLM DCP).
@@ -307,10 +318,14 @@ class ContextParallelMLAWrapper:
             gets heads ``r*H/W .. (r+1)*H/W - 1`` (what a tensor-parallel o_proj wants;
             needs ``num_heads % W == 0``).
         backend: the local wrapper's backend.
+        wrapper: instead of a workspace, an existing
+            :class:`~mla_wrapper.BatchMLAPagedAttentionWrapper` to run the shard with (this
+            object's plan() re-plans it).
     """
 
-    def __init__(self, float_workspace_buffer: torch.Tensor, group=None, interleave: int = 1,
-                 exchange: str = "all_gather", output_heads: str = "all", backend: str = "auto"):
+    def __init__(self, float_workspace_buffer: Optional[torch.Tensor] = None, group=None,
+                 interleave: int = 1, exchange: str = "all_gather", output_heads: str = "all",
+                 backend: str = "auto", wrapper=None):
         import torch.distributed as dist  # noqa: PLC0415
 
         if exchange not in EXCHANGES:
@@ -321,17 +336,21 @@ class ContextParallelMLAWrapper:
         if not (dist.is_available() and dist.is_initialized()):
             raise RuntimeError("ContextParallelMLAWrapper: torch.distributed is not initialized "
                                "(call torch.distributed.init_process_group first)")
-        check_tensor("float_workspace_buffer", float_workspace_buffer, cuda=True)
+        if (float_workspace_buffer is None) == (wrapper is None):
+            raise ValueError("float_workspace_buffer / wrapper: pass exactly one of them")
+        if wrapper is None:
+            check_tensor("float_workspace_buffer", float_workspace_buffer, cuda=True)
+            from .wrapper import BatchMLAPagedAttentionWrapper  # noqa: PLC0415
+
+            wrapper = BatchMLAPagedAttentionWrapper(float_workspace_buffer, backend=backend)
+        self.wrapper = wrapper
+        self.device = wrapper.device
         self._dist = dist
         self.group = group
         self.world_size = dist.get_world_size(group)
         self.rank = dist.get_rank(group)
         self.exchange = exchange
         self.output_heads = output_heads
-        self.device = float_workspace_buffer.device
-        from .wrapper import BatchMLAPagedAttentionWrapper  # noqa: PLC0415
-
-        self.wrapper = BatchMLAPagedAttentionWrapper(float_workspace_buffer, backend=backend)
         self._planned = None      # (T, H, dtype)
         self._bufs = {}
 
@@ -376,6 +395,9 @@ class ContextParallelMLAWrapper:
         self._planned = (int(qo[-1] - qo[0]) if qo.numel() else 0, num_heads, q_data_type)
 
     # ------------------------------------------------------------------- run
+    def _all_gather(self, out: torch.Tensor, inp: torch.Tensor) -> None:
+        all_gather_stacked(out, inp, self.group)
+
     def _buf(self, name: str, shape, dtype) -> torch.Tensor:
         t = self._bufs.get(name)
         if t is None or t.shape != torch.Size(shape) or t.dtype != dtype:
@@ -413,8 +435,8 @@ class ContextParallelMLAWrapper:
             self.wrapper.run(q_nope, q_pe, ckv_cache, kpe_cache, out=parts_o[r], lse=parts_s[r],
                              return_lse=True)
             if W > 1:   # in place: our partial already sits at slot r of the output
-                self._dist.all_gather_into_tensor(parts_o, parts_o[r], group=self.group)
-                self._dist.all_gather_into_tensor(parts_s, parts_s[r], group=self.group)
+                self._all_gather(parts_o, parts_o[r])
+                self._all_gather(parts_s, parts_s[r])
             if self.output_heads == "shard":
                 h = H // W
                 parts_o, parts_s = parts_o[:, :, r * h:(r + 1) * h], parts_s[:, :, r * h:(r + 1) * h]
@@ -440,8 +462,8 @@ class ContextParallelMLAWrapper:
                 full_s = torch.empty((W, T, h), dtype=torch.float32, device=self.device)
                 merge_partials(recv_o, recv_s, full_o[r], full_s[r])
                 if W > 1:
-                    self._dist.all_gather_into_tensor(full_o, full_o[r], group=self.group)
-                    self._dist.all_gather_into_tensor(full_s, full_s[r], group=self.group)
+                    self._all_gather(full_o, full_o[r])
+                    self._all_gather(full_s, full_s[r])
                 out = full_o.transpose(0, 1).reshape(T, H, D)
                 lse = full_s.transpose(0, 1).reshape(T, H)
         return (out, lse) if return_lse else out

@@ -213,6 +213,74 @@ def test_wrapper_rejects_cpu_workspace(gloo_group):
         cp.ContextParallelMLAWrapper(torch.empty(16, dtype=torch.uint8))
 
 
+def test_wrapper_needs_workspace_or_wrapper(gloo_group):
+    with pytest.raises(ValueError, match="pass exactly one"):
+        cp.ContextParallelMLAWrapper()
+
+
+class ReferenceWrapper:
+    """A CPU stand-in for the paged wrapper (reference attention), for gloo runs."""
+
+    device = torch.device("cpu")
+
+    def plan(self, qo_indptr, kv_indptr, kv_indices, kv_len_arr, num_heads, head_dim_ckv,
+             head_dim_kpe, page_size, causal, sm_scale, q_data_type, kv_data_type):
+        self.args = (qo_indptr, kv_indptr, kv_indices, kv_len_arr, page_size, causal, sm_scale)
+
+    def run(self, q_nope, q_pe, ckv, kpe, out=None, lse=None, return_lse=False):
+        o, s = mla_attention(q_nope, q_pe, ckv, kpe, *self.args)
+        o, s = (o if out is None else out.copy_(o)), (s if lse is None else lse.copy_(s))
+        return (o, s) if return_lse else o
+
+
+def torch_merge_partials(v, s, v_out=None, s_out=None):
+    """merge_partials without the kernel (chained reference merges)."""
+    mv, ms = chain_reference_merge(list(v), list(s))
+    mv, ms = mv.to(v.dtype), ms.float()
+    return (mv if v_out is None else v_out.copy_(mv)), (ms if s_out is None else s_out.copy_(ms))
+
+
+GLOO_CASES = [([1, 0, 300, 17, 64], 12, 16, 1), ([5, 130, 2], 12, 16, 16), ([3], 12, 4, 8)]
+
+
+def gloo_rank(rank, world_size, store):
+    """One rank of a CPU gloo group: the exchange + merge logic of every mode against the
+    reference over the whole cache (the kernel merge is swapped for the torch one)."""
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank,
+                            world_size=world_size)
+    cp.merge_partials = torch_merge_partials
+    try:
+        for k, (lens, heads, page_size, interleave) in enumerate(GLOO_CASES):
+            b = make_batch(lens, 1, heads, page_size, torch.float32, seed=k, device="cpu")
+            ref_o, ref_s = mla_attention(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"],
+                                         b["qo_indptr"], b["kv_indptr"], b["kv_indices"],
+                                         b["kv_len"], page_size, False, SM_SCALE)
+            s = shard_batch(b, world_size, interleave, rank)
+            for exchange, output_heads in itertools.product(cp.EXCHANGES, ("all", "shard")):
+                w = cp.ContextParallelMLAWrapper(wrapper=ReferenceWrapper(), interleave=interleave,
+                                                 exchange=exchange, output_heads=output_heads)
+                w.plan(s["qo_indptr"], s["kv_indptr"], s["kv_indices"], s["kv_len"], heads, 512,
+                       64, page_size, False, SM_SCALE, torch.float32, torch.float32,
+                       layout=s["layout"])
+                out, lse = w.run(s["q_nope"], s["q_pe"], s["ckv"], s["kpe"], return_lse=True)
+                h = heads // world_size if output_heads == "shard" else heads
+                h0 = rank * h if output_heads == "shard" else 0
+                err = (rel_error(out, ref_o[:, h0:h0 + h]), rel_error(lse, ref_s[:, h0:h0 + h]))
+                assert max(err) < 1e-5, (rank, k, exchange, output_heads, err)
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_gloo_ranks_exchange_and_merge(tmp_path, world_size):
+    """W CPU processes over gloo: all_gather / all_to_all x all / shard heads give the whole
+    cache's attention (zero-token ranks included)."""
+    torch.multiprocessing.spawn(gloo_rank, args=(world_size, str(tmp_path / "store")),
+                                nprocs=world_size)
+
+
 # ---------------------------------------------------------------------------------- GPU
 def simulate_ranks(b, world_size, interleave, workspace):
     """W ranks on one GPU: each shard's wrapper one after another, merged with the kernel."""
