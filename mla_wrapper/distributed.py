@@ -308,7 +308,7 @@ class ContextParallelMLAWrapper:
         float_workspace_buffer: CUDA scratch for the local wrapper (128 MB is plenty); its
             device is this rank's device: every run() tensor must be on it.
         group: the torch.distributed process group (default: the default group), NCCL for
-            CUDA tensors. A 1-rank group works (no communication, plain wrapper + copy).
+            CUDA tensors. A 1-rank group works (the collectives degenerate to copies).
         interleave: tokens per round-robin block of the sharding (checked against a layout).
         exchange: ``"all_gather"``: every rank gathers all W partials ``(o, lse)`` and merges
             them; ``"all_to_all"``: rank r receives head slice r of every partial (1/W of the
@@ -434,9 +434,9 @@ class ContextParallelMLAWrapper:
             parts_s = self._buf("ag_s", (W, T, H), torch.float32)
             self.wrapper.run(q_nope, q_pe, ckv_cache, kpe_cache, out=parts_o[r], lse=parts_s[r],
                              return_lse=True)
-            if W > 1:   # in place: our partial already sits at slot r of the output
-                self._all_gather(parts_o, parts_o[r])
-                self._all_gather(parts_s, parts_s[r])
+            # in place: our partial already sits at slot r of the gathered buffer
+            self._all_gather(parts_o, parts_o[r])
+            self._all_gather(parts_s, parts_s[r])
             if self.output_heads == "shard":
                 h = H // W
                 parts_o, parts_s = parts_o[:, :, r * h:(r + 1) * h], parts_s[:, :, r * h:(r + 1) * h]
@@ -448,22 +448,18 @@ class ContextParallelMLAWrapper:
             send_s = self._buf("a2a_send_s", (W, T, h), torch.float32)
             send_o.copy_(o.view(T, W, h, D).transpose(0, 1))
             send_s.copy_(s.view(T, W, h).transpose(0, 1))
-            if W > 1:
-                recv_o = self._buf("a2a_recv_o", (W, T, h, D), dtype)
-                recv_s = self._buf("a2a_recv_s", (W, T, h), torch.float32)
-                self._dist.all_to_all_single(recv_o, send_o, group=self.group)
-                self._dist.all_to_all_single(recv_s, send_s, group=self.group)
-            else:
-                recv_o, recv_s = send_o, send_s
+            recv_o = self._buf("a2a_recv_o", (W, T, h, D), dtype)
+            recv_s = self._buf("a2a_recv_s", (W, T, h), torch.float32)
+            self._dist.all_to_all_single(recv_o, send_o, group=self.group)
+            self._dist.all_to_all_single(recv_s, send_s, group=self.group)
             if self.output_heads == "shard":
                 out, lse = merge_partials(recv_o, recv_s)
             else:
                 full_o = torch.empty((W, T, h, D), dtype=dtype, device=self.device)
                 full_s = torch.empty((W, T, h), dtype=torch.float32, device=self.device)
                 merge_partials(recv_o, recv_s, full_o[r], full_s[r])
-                if W > 1:
-                    self._all_gather(full_o, full_o[r])
-                    self._all_gather(full_s, full_s[r])
+                self._all_gather(full_o, full_o[r])
+                self._all_gather(full_s, full_s[r])
                 out = full_o.transpose(0, 1).reshape(T, H, D)
                 lse = full_s.transpose(0, 1).reshape(T, H)
         return (out, lse) if return_lse else out
