@@ -13,6 +13,7 @@ a fixed number of iterations (the same on every rank: collectives must match):
     total_ms   ContextParallelMLAWrapper.run(): attention + exchange + merge
     comm_ms    the exchange's NCCL collectives alone, on buffers of the same sizes
     merge_ms   merge_partials over the gathered partials alone
+    overhead_ms     total_ms - attn_ms (exchange + merge + copies as run() does them)
     single_gpu_ms   (rank 0) the plain wrapper over the whole cache on one GPU, same process
 
 Figures are the max over ranks of each rank's median. comm_share = comm_ms / total_ms.
@@ -184,7 +185,8 @@ def main() -> int:
                            world_size=W, exchange=exchange, output_heads=output_heads,
                            local_tokens_max=int(local_kv_lens(lens, W, interleave).sum(1).max()),
                            attn_ms=round(attn, 4), total_ms=round(total, 4), comm_ms=round(comm, 4),
-                           merge_ms=round(merge, 4), comm_share=round(comm / total, 4),
+                           merge_ms=round(merge, 4), overhead_ms=round(total - attn, 4),
+                           comm_share=round(comm / total, 4),
                            single_gpu_ms=round(single, 4), speedup_vs_1gpu=round(single / total, 3))
                 if writer is not None:
                     writer.write(rec)

@@ -10,6 +10,8 @@
 # torchrun), cp_worker.py and bench_cp.py under `torchrun --nproc-per-node 2`.
 # Each phase stays well under 10 minutes once the kernels are in the JIT cache.
 set -uo pipefail
+# NVLink multicast stays off (the device machines' rule: it can take shared GPUs down)
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 phase=${1:-all}
 here=$(cd "$(dirname "$0")" && pwd)
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)

@@ -257,7 +257,8 @@ def merge_partials(v: torch.Tensor, s: torch.Tensor, v_out: Optional[torch.Tenso
     Returns:
         ``(v_out, s_out)``. W - 1 chained launches: partial 0 with 1 into the outputs, then the
         outputs with 2, 3, ... in place (intermediates are rounded to v's dtype). W = 1
-        copies. All partials empty gives v = 0 and s = -inf.
+        copies (rows with an infinite LSE become empty). All partials empty gives v = 0 and
+        s = -inf.
     """
     from .ops import merge_state  # noqa: PLC0415  (lazy: the kernel library loads on use)
 
@@ -273,10 +274,9 @@ def merge_partials(v: torch.Tensor, s: torch.Tensor, v_out: Optional[torch.Tenso
     if W == 1:
         check_tensor("v_out", v_out, dtypes=(v.dtype,), shape=(N, H, D), device=v.device)
         check_tensor("s_out", s_out, dtypes=(torch.float32,), shape=(N, H), device=v.device)
-        if v_out.data_ptr() != v.data_ptr():
-            v_out.copy_(v[0])
-        if s_out.data_ptr() != s.data_ptr():
-            s_out.copy_(s[0])
+        empty = torch.isinf(s[0])     # as merge_state: +-inf is an empty state (v = 0, -inf)
+        v_out.copy_(v[0]).masked_fill_(empty[..., None], 0)
+        s_out.copy_(s[0]).masked_fill_(empty, -float("inf"))
         return v_out, s_out
     merge_state(v[0], s[0], v[1], s[1], v_out, s_out)
     for k in range(2, W):

@@ -154,8 +154,10 @@ def test_shard_paged_cache_errors():
 
 
 def chain_reference_merge(outs, lses):
-    v, s = outs[0].double(), lses[0].double()
-    for o, l in zip(outs[1:], lses[1:]):
+    """Reference merge of W partial states (the first merged with an empty one, so W = 1 also
+    gets the empty-row rule)."""
+    v, s = torch.zeros_like(outs[0], dtype=torch.float64), torch.full_like(lses[0], -math.inf)
+    for o, l in zip(outs, lses):
         v, s = merge_states(v, s, o, l, base_e=False)
     return v, s
 
@@ -279,6 +281,30 @@ def test_gloo_ranks_exchange_and_merge(tmp_path, world_size):
     cache's attention (zero-token ranks included)."""
     torch.multiprocessing.spawn(gloo_rank, args=(world_size, str(tmp_path / "store")),
                                 nprocs=world_size)
+
+
+@pytest.mark.parametrize("world_size", [1, 2, 4])
+def test_merge_partials_chain_cpu(monkeypatch, world_size):
+    """merge_partials' chaining (first merge into the outputs, then in place) with the kernel
+    swapped for the reference merge, so it runs on CPU."""
+    from mla_wrapper import ops
+
+    def fake_merge_state(v_a, s_a, v_b, s_b, v_merged, s_merged):
+        v, s = merge_states(v_a, s_a, v_b, s_b, base_e=False)
+        return v_merged.copy_(v), s_merged.copy_(s)
+
+    monkeypatch.setattr(ops, "merge_state", fake_merge_state)
+    g = torch.Generator().manual_seed(world_size)
+    v = torch.randn(world_size, 5, 3, 8, generator=g)
+    s = torch.randn(world_size, 5, 3, generator=g) * 4
+    s[0, 1] = -math.inf
+    s[:, 2] = -math.inf
+    out, lse = cp.merge_partials(v, s)
+    rv, rs = chain_reference_merge(list(v), list(s))
+    assert rel_error(out, rv) < 1e-6 and rel_error(lse, rs) < 1e-6
+    assert torch.equal(out[2], torch.zeros_like(out[2])) and torch.isneginf(lse[2]).all()
+    with pytest.raises(ValueError, match="s: expected shape"):
+        cp.merge_partials(v, s[:, :4])
 
 
 # ---------------------------------------------------------------------------------- GPU
