@@ -11,7 +11,8 @@ a fixed number of iterations (the same on every rank: collectives must match):
 
     attn_ms    the wrapper over the rank's shard alone (return_lse)
     total_ms   ContextParallelMLAWrapper.run(): attention + exchange + merge
-    comm_ms    the exchange's NCCL collectives alone, on buffers of the same sizes
+    comm_ms    the exchange's NCCL collectives alone (one for the partials, packed (o, lse);
+               all_to_all with all heads: + one all-gather of the merged slices)
     merge_ms   merge_partials over the gathered partials alone
     overhead_ms     total_ms - attn_ms (exchange + merge + copies as run() does them)
     single_gpu_ms   (rank 0) the plain wrapper over the whole cache on one GPU, same process
@@ -36,7 +37,7 @@ from harness import ResultWriter, ceilings, device_context, median_event_ms  # n
 
 from mla_wrapper import BatchMLAPagedAttentionWrapper  # noqa: E402
 from mla_wrapper.distributed import (ContextParallelMLAWrapper, EXCHANGES,  # noqa: E402
-                                     all_gather_stacked, local_kv_lens, merge_partials)
+                                     local_kv_lens, merge_partials)
 
 SM_SCALE = 1.0 / math.sqrt(192)
 # (name, batch, kv_len per request, heads)
@@ -96,29 +97,11 @@ def plan_args(c, H, page_size):
             False, SM_SCALE, torch.bfloat16, torch.bfloat16)
 
 
-def comm_fn(exchange: str, output_heads: str, W: int, B: int, H: int):
-    """The run()'s collectives alone, on buffers of the sizes it exchanges."""
-    D, dev = 512, "cuda"
-    if exchange == "all_gather":
-        o = torch.empty(W, B, H, D, dtype=torch.bfloat16, device=dev)
-        s = torch.empty(W, B, H, dtype=torch.float32, device=dev)
-        r = dist.get_rank()
-
-        def fn():
-            all_gather_stacked(o, o[r])
-            all_gather_stacked(s, s[r])
-        return fn
-    h = H // W
-    so, ro = (torch.empty(W, B, h, D, dtype=torch.bfloat16, device=dev) for _ in range(2))
-    ss, rs = (torch.empty(W, B, h, dtype=torch.float32, device=dev) for _ in range(2))
-
-    def fn():
-        dist.all_to_all_single(ro, so)
-        dist.all_to_all_single(rs, ss)
-        if output_heads == "all":
-            all_gather_stacked(so, ro[0])
-            all_gather_stacked(ss, rs[0])
-    return fn
+def comm_fn(cp: ContextParallelMLAWrapper):
+    """run()'s collectives alone, on the buffers run() used."""
+    if cp.exchange == "all_to_all" and cp.output_heads == "all":
+        return lambda: (cp._exchange_partials(), cp._gather_merged())
+    return cp._exchange_partials
 
 
 def main() -> int:
@@ -176,8 +159,7 @@ def main() -> int:
                 total = max_over_ranks(time_ms(
                     lambda: cp.run(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], return_lse=True),
                     args.iters))
-                comm = max_over_ranks(time_ms(comm_fn(exchange, output_heads, W, B, H), args.iters)) \
-                    if W > 1 else 0.0
+                comm = max_over_ranks(time_ms(comm_fn(cp), args.iters)) if W > 1 else 0.0
                 merge = merge_all if output_heads == "all" and exchange == "all_gather" else \
                     max_over_ranks(time_ms(lambda: merge_partials(parts_o[:, :, :H // W],
                                                                   parts_s[:, :, :H // W]), args.iters))

@@ -351,7 +351,7 @@ class ContextParallelMLAWrapper:
         self.rank = dist.get_rank(group)
         self.exchange = exchange
         self.output_heads = output_heads
-        self._planned = None      # (T, H, dtype)
+        self._planned = None      # (T, H, dtype, head_dim_ckv)
         self._bufs = {}
 
     # ------------------------------------------------------------------ plan
@@ -392,17 +392,40 @@ class ContextParallelMLAWrapper:
                              f"output_heads={self.output_heads!r} split heads over ranks)")
         self.wrapper.plan(qo_indptr, kv_indptr, kv_indices, kv_len_arr, num_heads, head_dim_ckv,
                           head_dim_kpe, page_size, False, sm_scale, q_data_type, kv_data_type)
-        self._planned = (int(qo[-1] - qo[0]) if qo.numel() else 0, num_heads, q_data_type)
+        self._planned = (int(qo[-1] - qo[0]) if qo.numel() else 0, num_heads, q_data_type,
+                         head_dim_ckv)
 
     # ------------------------------------------------------------------- run
-    def _all_gather(self, out: torch.Tensor, inp: torch.Tensor) -> None:
-        all_gather_stacked(out, inp, self.group)
+    def _packed(self, name: str, heads: int):
+        """A ``[W, bytes]`` uint8 buffer whose row k packs one partial state ``(o [T, heads,
+        512], lse [T, heads] float32)``, so each exchange is ONE collective; returns it and its
+        ``o [W, T, heads, 512]`` / ``lse [W, T, heads]`` views."""
+        T, _, dtype, D = self._planned
+        ob = T * heads * D * torch.finfo(dtype).bits // 8      # a multiple of 4: D = 512
+        nbytes = ob + T * heads * 4
+        key = (T, heads, dtype, D)
+        buf = self._bufs.get(name)
+        if buf is None or buf[3] != key:
+            t = torch.empty((self.world_size, nbytes), dtype=torch.uint8, device=self.device)
+            buf = self._bufs[name] = (t, t[:, :ob].view(dtype).view(-1, T, heads, D),
+                                      t[:, ob:].view(torch.float32).view(-1, T, heads), key)
+        return buf[:3]
 
-    def _buf(self, name: str, shape, dtype) -> torch.Tensor:
-        t = self._bufs.get(name)
-        if t is None or t.shape != torch.Size(shape) or t.dtype != dtype:
-            t = self._bufs[name] = torch.empty(shape, dtype=dtype, device=self.device)
-        return t
+    def _exchange_partials(self) -> None:
+        """The partials' collective alone (on the buffers the last run() used)."""
+        r = self.rank
+        if self.exchange == "all_gather":
+            gathered = self._packed("gathered", self._planned[1])[0]
+            all_gather_stacked(gathered, gathered[r], self.group)   # in place: row r is ours
+        else:
+            send = self._packed("send", self._planned[1] // self.world_size)[0]
+            recv = self._packed("recv", self._planned[1] // self.world_size)[0]
+            self._dist.all_to_all_single(recv, send, group=self.group)
+
+    def _gather_merged(self) -> None:
+        """all_to_all with output_heads="all": all-gather the merged head slices."""
+        merged = self._packed("merged", self._planned[1] // self.world_size)[0]
+        all_gather_stacked(merged, merged[self.rank], self.group)
 
     def run(self, q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Tensor,
             kpe_cache: torch.Tensor, return_lse: bool = False):
@@ -416,11 +439,12 @@ class ContextParallelMLAWrapper:
         Returns:
             ``out [T, H_out, 512]`` in q's dtype (``H_out = H``, or ``H / W`` with
             ``output_heads="shard"``: this rank's heads), and with ``return_lse`` also
-            ``lse [T, H_out]`` float32, base 2, over the whole (global) cache.
+            ``lse [T, H_out]`` float32, base 2, over the whole (global) cache. New tensors
+            (never views of internal buffers).
         """
         if self._planned is None:
             raise RuntimeError("run() called before plan()")
-        T, H, dtype = self._planned
+        T, H, dtype, D = self._planned
         for name, t in (("q_nope", q_nope), ("q_pe", q_pe), ("ckv_cache", ckv_cache),
                         ("kpe_cache", kpe_cache)):
             check_tensor(name, t)
@@ -428,38 +452,30 @@ class ContextParallelMLAWrapper:
                 raise ValueError(f"{name}: expected this rank's device {self.device} (the "
                                  f"workspace's; rank {self.rank}), got {t.device}")
         W, r = self.world_size, self.rank
-        D = q_nope.shape[-1]
+        h = H // W
         if self.exchange == "all_gather":
-            parts_o = self._buf("ag_o", (W, T, H, D), dtype)
-            parts_s = self._buf("ag_s", (W, T, H), torch.float32)
+            _, parts_o, parts_s = self._packed("gathered", H)
             self.wrapper.run(q_nope, q_pe, ckv_cache, kpe_cache, out=parts_o[r], lse=parts_s[r],
                              return_lse=True)
-            # in place: our partial already sits at slot r of the gathered buffer
-            self._all_gather(parts_o, parts_o[r])
-            self._all_gather(parts_s, parts_s[r])
+            self._exchange_partials()
             if self.output_heads == "shard":
-                h = H // W
                 parts_o, parts_s = parts_o[:, :, r * h:(r + 1) * h], parts_s[:, :, r * h:(r + 1) * h]
             out, lse = merge_partials(parts_o, parts_s)
         else:
-            h = H // W
             o, s = self.wrapper.run(q_nope, q_pe, ckv_cache, kpe_cache, return_lse=True)
-            send_o = self._buf("a2a_send_o", (W, T, h, D), dtype)
-            send_s = self._buf("a2a_send_s", (W, T, h), torch.float32)
-            send_o.copy_(o.view(T, W, h, D).transpose(0, 1))
+            _, send_o, send_s = self._packed("send", h)
+            send_o.copy_(o.view(T, W, h, D).transpose(0, 1))   # row k: head slice k
             send_s.copy_(s.view(T, W, h).transpose(0, 1))
-            recv_o = self._buf("a2a_recv_o", (W, T, h, D), dtype)
-            recv_s = self._buf("a2a_recv_s", (W, T, h), torch.float32)
-            self._dist.all_to_all_single(recv_o, send_o, group=self.group)
-            self._dist.all_to_all_single(recv_s, send_s, group=self.group)
+            self._exchange_partials()
+            _, recv_o, recv_s = self._packed("recv", h)
             if self.output_heads == "shard":
                 out, lse = merge_partials(recv_o, recv_s)
             else:
-                full_o = torch.empty((W, T, h, D), dtype=dtype, device=self.device)
-                full_s = torch.empty((W, T, h), dtype=torch.float32, device=self.device)
+                _, full_o, full_s = self._packed("merged", h)
                 merge_partials(recv_o, recv_s, full_o[r], full_s[r])
-                self._all_gather(full_o, full_o[r])
-                self._all_gather(full_s, full_s[r])
-                out = full_o.transpose(0, 1).reshape(T, H, D)
-                lse = full_s.transpose(0, 1).reshape(T, H)
+                self._gather_merged()
+                out = torch.empty((T, H, D), dtype=dtype, device=self.device)
+                lse = torch.empty((T, H), dtype=torch.float32, device=self.device)
+                out.view(T, W, h, D).copy_(full_o.transpose(0, 1))
+                lse.view(T, W, h).copy_(full_s.transpose(0, 1))
         return (out, lse) if return_lse else out

@@ -267,6 +267,9 @@ def gloo_rank(rank, world_size, store):
                        64, page_size, False, SM_SCALE, torch.float32, torch.float32,
                        layout=s["layout"])
                 out, lse = w.run(s["q_nope"], s["q_pe"], s["ckv"], s["kpe"], return_lse=True)
+                kept = out.clone(), lse.clone()
+                w.run(-s["q_nope"], s["q_pe"], s["ckv"], s["kpe"], return_lse=True)
+                assert torch.equal(out, kept[0]) and torch.equal(lse, kept[1])  # no aliasing
                 h = heads // world_size if output_heads == "shard" else heads
                 h0 = rank * h if output_heads == "shard" else 0
                 err = (rel_error(out, ref_o[:, h0:h0 + h]), rel_error(lse, ref_s[:, h0:h0 + h]))
