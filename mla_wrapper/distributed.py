@@ -38,6 +38,7 @@ __all__ = ["token_owner", "global_positions", "local_kv_lens", "KVShardLayout", 
            "EXCHANGES"]
 
 EXCHANGES = ("all_gather", "all_to_all")
+_ALIGN = 256     # byte alignment of each packed partial (vectorized kernel loads and stores)
 OUTPUT_HEADS = ("all", "shard")
 
 LengthsLike = Union[torch.Tensor, Sequence[int]]
@@ -401,14 +402,17 @@ class ContextParallelMLAWrapper:
         512], lse [T, heads] float32)``, so each exchange is ONE collective; returns it and its
         ``o [W, T, heads, 512]`` / ``lse [W, T, heads]`` views."""
         T, _, dtype, D = self._planned
-        ob = T * heads * D * torch.finfo(dtype).bits // 8      # a multiple of 4: D = 512
-        nbytes = ob + T * heads * 4
         key = (T, heads, dtype, D)
         buf = self._bufs.get(name)
         if buf is None or buf[3] != key:
+            ob = T * heads * D * torch.finfo(dtype).bits // 8
+            sb = T * heads * 4
+            lse_at = -(-ob // _ALIGN) * _ALIGN      # rows and both parts start 256-byte aligned
+            nbytes = -(-(lse_at + sb) // _ALIGN) * _ALIGN
             t = torch.empty((self.world_size, nbytes), dtype=torch.uint8, device=self.device)
-            buf = self._bufs[name] = (t, t[:, :ob].view(dtype).view(-1, T, heads, D),
-                                      t[:, ob:].view(torch.float32).view(-1, T, heads), key)
+            buf = self._bufs[name] = (
+                t, t[:, :ob].view(dtype).view(-1, T, heads, D),
+                t[:, lse_at:lse_at + sb].view(torch.float32).view(-1, T, heads), key)
         return buf[:3]
 
     def _exchange_partials(self) -> None:
