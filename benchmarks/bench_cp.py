@@ -97,6 +97,15 @@ def plan_args(c, H, page_size):
             False, SM_SCALE, torch.bfloat16, torch.bfloat16)
 
 
+def received_bytes(cp: ContextParallelMLAWrapper) -> int:
+    """Bytes one rank receives per run() (packed rows, alignment padding included)."""
+    W, H = cp.world_size, cp._planned[1]
+    if cp.exchange == "all_gather":
+        return (W - 1) * cp._packed("gathered", H)[0].shape[1]
+    row = cp._packed("recv", H // W)[0].shape[1]
+    return (W - 1) * row * (2 if cp.output_heads == "all" else 1)
+
+
 def comm_fn(cp: ContextParallelMLAWrapper):
     """run()'s collectives alone, on the buffers run() used."""
     if cp.exchange == "all_to_all" and cp.output_heads == "all":
@@ -168,7 +177,7 @@ def main() -> int:
                            local_tokens_max=int(local_kv_lens(lens, W, interleave).sum(1).max()),
                            attn_ms=round(attn, 4), total_ms=round(total, 4), comm_ms=round(comm, 4),
                            merge_ms=round(merge, 4), overhead_ms=round(total - attn, 4),
-                           comm_share=round(comm / total, 4),
+                           comm_share=round(comm / total, 4), received_bytes=received_bytes(cp),
                            single_gpu_ms=round(single, 4), speedup_vs_1gpu=round(single / total, 3))
                 if writer is not None:
                     writer.write(rec)
