@@ -45,16 +45,24 @@ def bench_ms(fn: Callable[[], object], warmup_ms: int = 25, rep_ms: int = 100) -
         flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
         for _ in range(3):
             fn()
-        times = []
-        for _ in range(30):
-            flush.zero_()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b))
-        return statistics.median(times)
+        return median_event_ms(fn, 30, before=flush.zero_)
+
+
+def median_event_ms(fn: Callable[[], object], iters: int,
+                    before: Callable[[], object] | None = None) -> float:
+    """Median milliseconds per call over exactly ``iters`` calls (CUDA events; ``before`` runs
+    untimed ahead of each call). A fixed count keeps collectives matched across ranks."""
+    times = []
+    for _ in range(iters):
+        if before is not None:
+            before()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
 
 
 def bench_graph_us(fn: Callable[[], object], iters: int = 200) -> float:

@@ -1,0 +1,107 @@
+"""Context-parallel decode check, one process per GPU (run by tests/test_distributed.py):
+
+    torchrun --nproc-per-node 2 tests/cp_worker.py      # also works with 1 (a 1-rank group)
+
+Every rank builds the same global batch (same seed), copies its shard of the cache
+(shard_paged_cache), runs ContextParallelMLAWrapper and compares with the single-GPU wrapper
+over the whole cache on its own GPU. Prints one line per case; exits 1 if any case fails.
+Also holds the helpers the single-process tests share.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_wrapper import SM_SCALE, TOL, make_batch, plan  # noqa: E402
+
+from mla_wrapper.distributed import shard_kv_layout, shard_paged_cache  # noqa: E402
+from mla_wrapper.reference import rel_error  # noqa: E402
+
+# (global kv lengths, heads, page size, interleave); world_size 2 gives rank 1 zero tokens of
+# the requests shorter than interleave + 1, and both ranks zero tokens of the empty request
+CASES = [
+    ([1, 0, 5000, 63, 64, 65, 3001], 16, 16, 1),
+    ([1, 0, 5000, 63, 64, 65, 3001], 128, 16, 16),
+    ([7, 40000, 129, 2, 1000], 128, 64, 64),
+    ([100, 17, 12345], 16, 1, 1),
+    ([3, 70000], 32, 64, 8),
+    ([3, 1], 16, 16, 16),           # ranks other than 0 hold no token of the whole batch
+]
+
+
+def shard_batch(b: dict, world_size: int, interleave: int, rank: int, device=None) -> dict:
+    """Rank ``rank``'s shard of a make_batch() batch: its caches and plan() arguments."""
+    layout = shard_kv_layout(b["kv_len"], world_size, interleave, b["page_size"])
+    (ckv, kpe), kv_indptr, kv_indices, kv_len = shard_paged_cache(
+        layout, rank, (b["ckv"], b["kpe"]), b["kv_indptr"], b["kv_indices"], device=device)
+    return dict(b, ckv=ckv, kpe=kpe, kv_indptr=kv_indptr, kv_indices=kv_indices, kv_len=kv_len,
+                layout=layout)
+
+
+def whole_cache_output(b: dict, workspace: torch.Tensor):
+    """(out, lse) of the single-GPU wrapper over the whole cache."""
+    from mla_wrapper import BatchMLAPagedAttentionWrapper
+
+    w = BatchMLAPagedAttentionWrapper(workspace)
+    plan(w, b, False)
+    return w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], return_lse=True)
+
+
+def compare(out, lse, ref_out, ref_lse, dtype) -> str:
+    """'' when (out, lse) match the reference outputs, else what differs."""
+    err, lse_err = rel_error(out, ref_out), rel_error(lse, ref_lse)
+    if err < TOL[dtype] and lse_err < 1e-3:
+        return ""
+    return f"out rel error {err}, lse rel error {lse_err}"
+
+
+def main() -> int:
+    import torch.distributed as dist
+
+    from mla_wrapper.distributed import ContextParallelMLAWrapper
+
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(local_rank)
+    dev = torch.device("cuda", local_rank)
+    dist.init_process_group("nccl", device_id=dev)
+    rank, W = dist.get_rank(), dist.get_world_size()
+    ws = torch.empty(128 << 20, dtype=torch.uint8, device=dev)
+    failures = 0
+    for k, (lens, heads, page_size, interleave) in enumerate(CASES):
+        b = make_batch(lens, 1, heads, page_size, torch.bfloat16, seed=100 + k, device=dev)
+        ref_out, ref_lse = whole_cache_output(b, ws)
+        s = shard_batch(b, W, interleave, rank)
+        for exchange in ("all_gather", "all_to_all"):
+            for output_heads in ("all", "shard"):
+                cp = ContextParallelMLAWrapper(ws, interleave=interleave, exchange=exchange,
+                                               output_heads=output_heads)
+                cp.plan(s["qo_indptr"], s["kv_indptr"], s["kv_indices"], s["kv_len"], heads, 512,
+                        64, page_size, False, SM_SCALE, torch.bfloat16, torch.bfloat16,
+                        layout=s["layout"])
+                out, lse = cp.run(s["q_nope"], s["q_pe"], s["ckv"], s["kpe"], return_lse=True)
+                torch.cuda.synchronize(dev)
+                if output_heads == "shard":
+                    h = heads // W
+                    ro, rl = ref_out[:, rank * h:(rank + 1) * h], ref_lse[:, rank * h:(rank + 1) * h]
+                else:
+                    ro, rl = ref_out, ref_lse
+                why = compare(out, lse, ro, rl, torch.bfloat16)
+                local = s["kv_len"].tolist()
+                print(f"rank {rank}/{W} case {k} lens {lens} local {local} H={heads} ps={page_size} "
+                      f"interleave={interleave} {exchange}/{output_heads}: "
+                      f"{'FAIL ' + why if why else 'ok'}", flush=True)
+                failures += bool(why)
+    total = torch.tensor([failures], device=dev)
+    dist.all_reduce(total)
+    dist.destroy_process_group()
+    if rank == 0:
+        print(f"cp_worker: world_size {W}, {int(total)} failures", flush=True)
+    return 1 if int(total) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
