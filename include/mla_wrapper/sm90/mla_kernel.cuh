@@ -4,10 +4,11 @@
 // Schedule of one CTA (384 threads = 3 warpgroups, one CTA per SM, ~226 KB of shared memory):
 //   warpgroup 0, producer (setmaxnreg 40): for every KV tile of every work item, in order,
 //     waits until the ring stage is free (mbarrier `empty`), gathers the tile through the page
-//     table with 16-byte cp.async (8 threads per token, any page size; the L2 evict-first
-//     policy: the stream is read once) into the 128-byte-swizzled wgmma layout, zero-filling
-//     tokens past the item's range, and arrives on `full` when its copies land
-//     (cp.async.mbarrier.arrive.noinc: no wait in the producer, both stages can be in flight).
+//     table with 16-byte cp.async (8 threads per token, any page size; L2 evict-first: the
+//     stream is read once; the next tile's page ids are loaded while it waits) into the
+//     128-byte-swizzled wgmma layout, zero-filling tokens past the item's range, and arrives
+//     on `full` when its copies land (cp.async.mbarrier.arrive.noinc: the producer does not
+//     wait for its copies, so both stages can be in flight).
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
 //     load Q (64 rows x 576, rows = (query token, head), zeros past the valid rows) with
 //     cp.async; then for KV tile i:
@@ -79,6 +80,18 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item(plan, w, args.num_heads);
+    // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
+    // tile ahead so that their latency hides behind the wait for a free stage.
+    int page[kLoadPasses];
+    auto load_pages = [&](int it) {
+#pragma unroll
+      for (int p = 0; p < kLoadPasses; ++p) {
+        const int t = item.kv_start + it * kKvTile + tid / 8 + (kProducerThreads / 8) * p;
+        page[p] = t < item.kv_end ? __ldg(args.kv_indices + item.page_start + t / args.page_size)
+                                  : -1;
+      }
+    };
+    if (item.num_tiles > 0) load_pages(0);
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
       if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
@@ -87,15 +100,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
-        const int t = t0 + j;
-        const bool valid = t < item.kv_end;
-        int64_t page = 0, off = 0;
-        if (valid) {
-          page = __ldg(args.kv_indices + item.page_start + t / args.page_size);
-          off = t % args.page_size;
-        }
-        const T* ckv_row = ckv + page * args.ckv_stride_page + off * args.ckv_stride_token;
-        const T* kpe_row = kpe + page * args.kpe_stride_page + off * args.kpe_stride_token;
+        const bool valid = page[p] >= 0;
+        const int64_t pg = valid ? page[p] : 0;
+        const int64_t off = valid ? (t0 + j) % args.page_size : 0;
+        const T* ckv_row = ckv + pg * args.ckv_stride_page + off * args.ckv_stride_token;
+        const T* kpe_row = kpe + pg * args.kpe_stride_page + off * args.kpe_stride_token;
         const uint32_t dst = dst_stage + j * kRowBytes + ((chunk ^ (j % 8)) << 4);
 #pragma unroll
         for (int b = 0; b < kColBlocks; ++b) {
@@ -103,6 +112,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           cp_async_16(dst + b * kKvBlockBytes, src, valid, policy);
         }
       }
+      if (it + 1 < item.num_tiles) load_pages(it + 1);
       // Arrives on `full` once this thread's copies of the tile have landed (asynchronously:
       // the producer goes on to the next tile, so both stages can be in flight).
       cp_async_mbar_arrive(&full[stage]);
