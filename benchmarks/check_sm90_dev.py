@@ -1,7 +1,7 @@
 """Quick device check while developing a planned family: one wrapper per case against the
 reference (NaN-poisoned outputs, fresh random data), then a short timing next to sm80.
 
-    python benchmarks/check_sm90_dev.py [--backend sm90]
+    python benchmarks/check_sm90_dev.py [--backend sm90] [--small]
 """
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ def check(backend, kv_lens, qo_len, heads, page_size, dtype, ws):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="sm90")
+    ap.add_argument("--small", action="store_true", help="four small cases (compute-sanitizer)")
     args = ap.parse_args()
     ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     bad = 0
@@ -58,6 +59,9 @@ def main():
         ([17, 4000, 333], 3, 128, 1, torch.bfloat16), ([8192], 1, 128, 64, torch.bfloat16),
         ([5000] * 40, 1, 128, 64, torch.bfloat16), ([700] * 200, 1, 16, 16, torch.bfloat16),
     ]
+    if args.small:
+        cases = [([100], 1, 16, 64, torch.bfloat16), ([300, 0, 65], 2, 16, 16, torch.bfloat16),
+                 ([200], 1, 128, 1, torch.float16), ([150] * 3, 1, 64, 64, torch.bfloat16)]
     for kv_lens, qo, h, ps, dt in cases:
         try:
             bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws)
