@@ -42,6 +42,7 @@
 #include <math.h>
 
 #include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/common/q_rows.cuh"
 #include "mla_wrapper/sm80/combine_kernel.cuh"
 #include "mla_wrapper/sm80/config.h"
 #include "mla_wrapper/sm80/traits.cuh"
@@ -145,17 +146,8 @@ __device__ __forceinline__ void load_q_tile(const MlaRunArgs& args, char* sq, in
     const int r = idx / kChunksPerRow;
     const int c = idx % kChunksPerRow;
     const bool valid = r < valid_rows;
-    const T* src = static_cast<const T*>(args.q_nope);
-    if (valid) {
-      const int row = row0 + r;
-      const int64_t token = qo_start + row / args.num_heads;
-      const int64_t head = row % args.num_heads;
-      src = c < kHeadDimCkv / 8
-                ? static_cast<const T*>(args.q_nope) + token * args.q_nope_stride_token +
-                      head * args.q_nope_stride_head + c * 8
-                : static_cast<const T*>(args.q_pe) + token * args.q_pe_stride_token +
-                      head * args.q_pe_stride_head + (c - kHeadDimCkv / 8) * 8;
-    }
+    const T* src = valid ? q_chunk_ptr<T>(args, qo_start, row0 + r, c)
+                         : static_cast<const T*>(args.q_nope);
     cp_async_16(sq + qkv_offset(r, c), src, valid);
   }
 }

@@ -39,6 +39,7 @@
 #include <math.h>
 
 #include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/common/q_rows.cuh"
 #include "mla_wrapper/sm90/config.h"
 #include "mla_wrapper/sm90/traits.cuh"
 
@@ -162,17 +163,8 @@ __device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& i
     const int r = idx / kChunks;
     const int c = idx % kChunks;
     const bool valid = r < item.valid_rows;
-    const T* src = static_cast<const T*>(args.q_nope);
-    if (valid) {
-      const int row = item.row0 + r;
-      const int64_t token = item.qo_start + row / args.num_heads;
-      const int64_t head = row % args.num_heads;
-      src = c < kHeadDimCkv / 8
-                ? static_cast<const T*>(args.q_nope) + token * args.q_nope_stride_token +
-                      head * args.q_nope_stride_head + c * 8
-                : static_cast<const T*>(args.q_pe) + token * args.q_pe_stride_token +
-                      head * args.q_pe_stride_head + (c - kHeadDimCkv / 8) * 8;
-    }
+    const T* src = valid ? q_chunk_ptr<T>(args, item.qo_start, item.row0 + r, c)
+                         : static_cast<const T*>(args.q_nope);
     cp_async_16(q_smem + tile_offset<kRowsPerTile>(r, c * 8), src, valid);
   }
   cp_async_commit();
