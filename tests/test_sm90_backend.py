@@ -105,10 +105,45 @@ def test_warmup_counts_an_unnameable_spec_as_to_build():
 
 @pytest.mark.compile
 def test_compile_sm90_bf16():
-    """Compile-only build of the sm90 library for sm_90a (needs the kernel template)."""
-    from mla_wrapper.jit import build
+    """Build the sm90 library for sm_90a, load it (no GPU needed: nothing below touches CUDA)
+    and check its compiled constants against this module's mirror, then that its launcher
+    rejects bad plans / arguments by name before any CUDA call."""
+    import ctypes
 
-    assert build(sm90.spec("bf16", "sm_90a")).exists()
+    from mla_wrapper import workspace as ws
+    from mla_wrapper.jit import KernelError, build, load
+
+    spec = sm90.spec("bf16", "sm_90a")
+    assert build(spec).exists()
+    mod = load(spec)
+    cfg = sm90.kernel_config(mod)
+    assert (cfg["rows_per_tile"], cfg["kv_tile"]) == (sm90.ROWS_PER_TILE, sm90.KV_TILE)
+    assert (cfg["head_dim_ckv"], cfg["head_dim_kpe"]) == (512, 64)
+    assert cfg["threads"] == 384 and cfg["stages"] >= 2
+    assert 200_000 < cfg["smem_bytes"] <= 232448    # fits an H100/H200 block (227 KB)
+
+    plan, args = ws.MlaPlanStruct(), ws.MlaRunArgsStruct()
+    for name in ("cta_work_indptr", "work_info", "request_info", "counts"):
+        setattr(plan, name, 4096)
+    plan.num_ctas, plan.rows_per_tile, plan.kv_tile = 1, 32, sm90.KV_TILE
+    for name in ("q_nope", "q_pe", "ckv", "kpe", "out", "kv_indices"):
+        setattr(args, name, 4096)
+    args.num_heads, args.page_size, args.sm_scale = 16, 64, 0.07
+    run = lambda: sm90.launch(mod, ctypes.addressof(plan), ctypes.addressof(args), 0)  # noqa: E731
+    with pytest.raises(KernelError, match="rows_per_tile must be 64"):
+        run()
+    plan.rows_per_tile = sm90.ROWS_PER_TILE
+    plan.kv_tile = 32
+    with pytest.raises(KernelError, match="kv_tile must be a positive multiple of 64"):
+        run()
+    plan.kv_tile = sm90.KV_TILE
+    args.ckv = 4100
+    with pytest.raises(KernelError, match="16-byte aligned"):
+        run()
+    args.ckv = 4096
+    args.ckv_stride_page = 3
+    with pytest.raises(KernelError, match="ckv.stride"):
+        run()
 
 
 def test_make_impl_and_family_lookup():
