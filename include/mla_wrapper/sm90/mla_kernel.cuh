@@ -31,6 +31,8 @@
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
+// A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES) traps with a message naming the
+// barrier (traits.cuh): a protocol bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
 // nothing ends with l = 0 and writes o = 0, lse = -inf. The 64 x 512 fp32 output lives in
 // registers (128 per consumer thread); P never leaves shared memory.
@@ -95,7 +97,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     if (item.num_tiles > 0) load_pages(0);
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
-      if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
+      if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1, "empty");
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
       const int t0 = item.kv_start + it * kKvTile;
 #pragma unroll
@@ -220,7 +222,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     float s[16];
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
-      mbar_wait(&full[stage], (seq / kStages) & 1);
+      mbar_wait(&full[stage], (seq / kStages) & 1, "full");
       fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
       fence_operands(s);
       issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <utility>
 
@@ -105,10 +106,17 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar))
                : "memory");
 }
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+// Waits for the phase of `bar` with this parity. A wait that lasts kWaitTimeoutCycles (tens of
+// seconds: a healthy wait lasts microseconds) traps with a message instead of hanging the GPU:
+// a protocol bug then surfaces as a launch error naming the barrier, not as a hung server.
+#ifndef MLAW_SM90_WAIT_TIMEOUT_CYCLES
+#define MLAW_SM90_WAIT_TIMEOUT_CYCLES (1ll << 36)
+#endif
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity, const char* what) {
   const uint32_t addr = smem_addr(bar);
   uint32_t done = 0;
-  do {
+  const long long start = clock64();
+  while (true) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
@@ -116,7 +124,13 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
         : "=r"(done)
         : "r"(addr), "r"(parity)
         : "memory");
-  } while (!done);
+    if (done) return;
+    if (clock64() - start > MLAW_SM90_WAIT_TIMEOUT_CYCLES) {
+      printf("mla_wrapper sm90: block %d thread %d timed out waiting on mbarrier '%s' (parity %u)\n",
+             blockIdx.x, threadIdx.x, what, parity);
+      __trap();
+    }
+  }
 }
 
 // Named barrier over `threads` threads (ids 1..15; 0 is __syncthreads).
