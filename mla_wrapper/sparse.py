@@ -30,7 +30,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from . import sparse_specs
+from . import backends, sparse_specs
 from ._validate import check_tensor
 from .backends import sm80
 from .backends.planned import PlannedKernel, _pack_args
@@ -84,7 +84,12 @@ class _SparseKernel(PlannedKernel):
     GRAPH_TOKENS_PER_REQUEST = 1
 
     def __init__(self, wrapper):
-        super().__init__("sparse", wrapper, sm80)
+        # The attention kernel family in gather mode: the planned family auto would pick for
+        # this GPU (sm90 on Hopper once enabled, see backends.sm90_disabled; else sm80). Both
+        # take the same plan (64-row tiles, 64-token splits, one CTA per SM).
+        fam = backends.routed_family(wrapper._capability)
+        super().__init__("sparse", wrapper, fam)
+        self.kernel = fam.__name__.rsplit(".", 1)[-1]
         self.sparse_args = sparse_specs.MlaSparseArgsStruct()
         self.sparse_ptr = ctypes.addressof(self.sparse_args)
         self.args.page_size = 1
@@ -121,7 +126,8 @@ class _SparseKernel(PlannedKernel):
             from .jit.env import device_arch  # noqa: PLC0415
 
             mod = self.modules[dtype] = load(sparse_specs.spec(
-                sm80.dtype_name(dtype), device_arch(w.device), device=w.device))
+                sm80.dtype_name(dtype), device_arch(w.device), device=w.device,
+                kernel=self.kernel))
         self.module = mod
         self.fn = getattr(mod, sparse_specs.RUN)
         self.last_plan = res
@@ -175,7 +181,9 @@ class BatchSparseMLAWrapper:
         self._float_ws = float_workspace_buffer
         self._float_ws_bytes = float_workspace_buffer.numel() * float_workspace_buffer.element_size()
         self._graph_capacity = int(max_num_tokens) if use_cuda_graph else None
-        self._sm_count = torch.cuda.get_device_properties(self.device).multi_processor_count
+        props = torch.cuda.get_device_properties(self.device)
+        self._sm_count = props.multi_processor_count
+        self._capability = (props.major, props.minor)
         self._stream = _raw_stream_getter()
         self._current_device = _current_device_getter()
         self._impl: Optional[_SparseKernel] = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 
-from .backends import sm80
+from .backends import sm80, sm90
 from .jit.spec import Export, KernelSpec
 
 RUN = "mlaw_sparse_mla_run"
@@ -25,13 +25,21 @@ MAX_TOPK = 32768
 DTYPES = sm80.DTYPES
 
 
-def spec(dtype: str, arch: str, config: str | None = None, device=None) -> KernelSpec:
-    """The sparse attention library for ``dtype`` ('bf16' / 'fp16') on ``arch`` (sm_80+);
-    config as in sm80.spec (None: picked from ``device`` or ``arch``)."""
-    base = sm80.spec(dtype, arch, config=config, device=device)   # validates arch / config
+def spec(dtype: str, arch: str, config: str | None = None, device=None,
+         kernel: str = "sm80") -> KernelSpec:
+    """The sparse attention library for ``dtype`` ('bf16' / 'fp16') on ``arch``: the gather
+    mode of the ``kernel`` family, "sm80" (sm_80+; config as in sm80.spec, None: picked from
+    ``device`` or ``arch``) or "sm90" (sm_90a only, no config)."""
+    if kernel == "sm90":
+        base = sm90.spec(dtype, arch)                                # validates the arch
+    elif kernel == "sm80":
+        base = sm80.spec(dtype, arch, config=config, device=device)  # validates arch / config
+    else:
+        raise ValueError(f"kernel: expected 'sm80' or 'sm90', got {kernel!r}")
     return KernelSpec(family="sparse", template="sparse_mla.cu.jinja", arch=base.arch,
-                      params=base.params, exports=_RUN_EXPORTS,
-                      header_dirs=base.header_dirs + ("sparse",), use_cutlass=True)
+                      params=(("kernel", kernel),) + base.params, exports=_RUN_EXPORTS,
+                      header_dirs=tuple(dict.fromkeys(base.header_dirs + ("sm80", "sparse"))),
+                      use_cutlass=True)
 
 
 def cache_ops_spec(arch: str) -> KernelSpec:
@@ -44,11 +52,14 @@ def cache_ops_spec(arch: str) -> KernelSpec:
 
 
 def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
-    """What `warmup` builds for sparse MLA on ``arch``."""
+    """What `warmup` builds for sparse MLA on ``arch`` (the sm90 gather mode too on sm_90a)."""
     specs = sm80.warmup_specs(arch, dtypes)
     if not specs:
         return []
-    return [spec(dict(s.params)["dtype"], s.arch) for s in specs] + [cache_ops_spec(arch)]
+    out = [spec(dict(s.params)["dtype"], s.arch) for s in specs]
+    out += [spec(dict(s.params)["dtype"], s.arch, kernel="sm90")
+            for s in sm90.warmup_specs(arch, dtypes)]
+    return out + [cache_ops_spec(arch)]
 
 
 _p = ctypes.c_void_p

@@ -206,7 +206,16 @@ def test_template_renders_and_specs():
     assert "MLAW_EXPORT int mlaw_sparse_mla_run(" in src
     assert "MLAW_EXPORT int mlaw_gather_cache(" in render(sparse_specs.cache_ops_spec("sm_90a"))
     names = [x.family for x in sparse_specs.warmup_specs("sm_90a", ["bf16", "fp16"])]
-    assert names == ["sparse", "sparse", "cache_ops"]
+    assert names == ["sparse"] * 4 + ["cache_ops"]    # sm80 and sm90 gather modes
+    s90 = sparse_specs.spec("bf16", "sm_90a", kernel="sm90")
+    src90 = render(s90)
+    assert '#include "mla_wrapper/sm90/launcher.cuh"' in src90 and "KvConfig" not in src90
+    assert "mlaw::sm90::run<Element>" in src90 and "sm90" in s90.header_dirs
+    with pytest.raises(ValueError, match="sm_90a"):
+        sparse_specs.spec("bf16", "sm_80", kernel="sm90")
+    with pytest.raises(ValueError, match="kernel"):
+        sparse_specs.spec("bf16", "sm_90a", kernel="sm70")
+    assert [x.name for x in sparse_specs.warmup_specs("sm_80", ["bf16"])][0].startswith("sparse_sm80")
     assert sparse_specs.warmup_specs("sm_75", ["bf16"]) == []
 
 
@@ -232,11 +241,13 @@ def test_compiles(tmp_path, monkeypatch):
     from mla_wrapper.jit import build
 
     for spec in (sparse_specs.spec("bf16", "sm_90a", config="64x2"),
+                 sparse_specs.spec("bf16", "sm_90a", kernel="sm90"),
                  sparse_specs.cache_ops_spec("sm_90a")):
         path = build(spec)
         assert path.is_file()
         log = (path.parent / "build.log").read_text().lower()
         assert "spill" not in log or "0 bytes spill" in log
+        assert "c7510" not in log, log          # wgmma serialized (sm90 gather mode)
 
 
 # ------------------------------------------------------------------------------- GPU tests
@@ -245,11 +256,19 @@ def workspace():
     return torch.empty(128 << 20, dtype=torch.uint8, device="cuda")
 
 
+@pytest.fixture
+def sparse_family(planned_backend, monkeypatch):
+    """Runs the test on this planned family's gather mode (sm80, and sm90 on Hopper): the
+    sparse wrapper follows the dense selection, which MLA_WRAPPER_SM90 opts into sm90."""
+    monkeypatch.setenv("MLA_WRAPPER_SM90", "1" if planned_backend == "sm90" else "0")
+    return planned_backend
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype_name", ["bf16", "fp16"])
 @pytest.mark.parametrize("heads", [16, 32, 64, 128])
 @pytest.mark.parametrize("s_q,topk", [(1, 2048), (7, 100), (33, 1), (64, 130), (3, 4097)])
-def test_flash_mla_sparse_fwd(dtype_name, heads, s_q, topk):
+def test_flash_mla_sparse_fwd(dtype_name, heads, s_q, topk, sparse_family):
     from mla_wrapper import flash_mla_sparse_fwd
 
     dtype = DTYPES[dtype_name]
@@ -264,7 +283,7 @@ def test_flash_mla_sparse_fwd(dtype_name, heads, s_q, topk):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads", [16, 128])
-def test_flash_mla_sparse_fwd_topk_length_sink_and_range(heads):
+def test_flash_mla_sparse_fwd_topk_length_sink_and_range(heads, sparse_family):
     from mla_wrapper import flash_mla_sparse_fwd
 
     q, kv, idx = make_case(9, heads, 300, 700, torch.bfloat16, seed=5)
@@ -278,7 +297,7 @@ def test_flash_mla_sparse_fwd_topk_length_sink_and_range(heads):
 
 
 @pytest.mark.gpu
-def test_flash_mla_sparse_fwd_large_topk_and_prefill():
+def test_flash_mla_sparse_fwd_large_topk_and_prefill(sparse_family):
     from mla_wrapper import flash_mla_sparse_fwd
 
     q, kv, idx = make_case(2, 16, 32768, 40000, torch.bfloat16, seed=8)
@@ -300,7 +319,7 @@ def _paged(kv, page_size):
 @pytest.mark.parametrize("num_tokens,topk", [(1, 2048), (4, 2048), (32, 256), (128, 77)])
 @pytest.mark.parametrize("fused_cache", [True, False])
 def test_wrapper_against_reference(workspace, poison, dtype_name, heads, num_tokens, topk,
-                                   fused_cache):
+                                   fused_cache, sparse_family):
     from mla_wrapper import BatchSparseMLAWrapper
 
     dtype = DTYPES[dtype_name]
@@ -326,7 +345,7 @@ def test_wrapper_against_reference(workspace, poison, dtype_name, heads, num_tok
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads", [16, 128])
-def test_wrapper_topk_length(workspace, heads):
+def test_wrapper_topk_length(workspace, heads, sparse_family):
     from mla_wrapper import BatchSparseMLAWrapper
 
     q, kv, idx = make_case(6, heads, 2048, 9000, torch.bfloat16, seed=3)
@@ -368,7 +387,7 @@ def test_wrapper_run_errors(workspace):
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads", [16, 128])
 @pytest.mark.parametrize("cap", [1, 8])
-def test_wrapper_cuda_graph_replay(workspace, heads, cap):
+def test_wrapper_cuda_graph_replay(workspace, heads, cap, sparse_family):
     """Capture run() once; each step: re-plan, write new indices / lengths / q into the
     captured buffers, replay, compare with the reference."""
     from mla_wrapper import BatchSparseMLAWrapper

@@ -41,6 +41,7 @@
 #include <cooperative_groups.h>
 #include <math.h>
 
+#include "mla_wrapper/common/kv_access.cuh"
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/common/q_rows.cuh"
 #include "mla_wrapper/sm80/combine_kernel.cuh"
@@ -77,26 +78,6 @@ struct SmemLayout {
     red_sum = alpha + kRowsPerTile;
     row_max = red_sum + Cfg::kScoreHalves * kRowsPerTile;
   }
-};
-
-// Page id of kv token t of the current request, or -1 past kv_end.
-__device__ __forceinline__ int page_of(const MlaRunArgs& args, int page_start, int t, int kv_end) {
-  return t < kv_end ? __ldg(args.kv_indices + page_start + t / args.page_size) : -1;
-}
-
-// How the kernel finds KV token t of a work item (a template parameter of the kernel).
-// PagedKv, the default: token t of a request is in page kv_indices[page_start + t / page_size].
-// A gather mode (include/mla_wrapper/sparse/gather.cuh) supplies the same hooks: its own
-// lookup (page < 0: the token is skipped), kMaskInvalid = true (scores of skipped tokens are
-// masked), a per-token clamp of kv_end, and the store of each row's max logit.
-struct PagedKv {
-  static constexpr bool kMaskInvalid = false;
-  __device__ __forceinline__ int page(const MlaRunArgs& args, int page_start, int t,
-                                      int kv_end) const {
-    return page_of(args, page_start, t, kv_end);
-  }
-  __device__ __forceinline__ int clamp_kv_end(int /*qo_start*/, int kv_end) const { return kv_end; }
-  __device__ __forceinline__ void store_max_logit(int64_t, int64_t, float) const {}
 };
 
 // Page ids of the tokens this thread copies for the tile starting at t0.

@@ -26,12 +26,14 @@ struct DeviceSetup {
   int combine_grid = 0;
 };
 
-template <typename T>
-int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name) {
+// Kv: how KV tokens are found (PagedKv: the page table; sparse/gather.cuh: per-token slot ids).
+template <typename T, typename Kv = PagedKv>
+int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name,
+        const Kv& kvm = Kv()) {
   if (int st = check_run_args(plan, args, name, kRowsPerTile, kKvTile)) return st;
   int device = 0;
   MLAW_CUDA_TRY(cudaGetDevice(&device));
-  static DeviceSetup setup[64];
+  static DeviceSetup setup[64];  // one per instantiation (T, Kv)
   if (device < 0 || device >= 64) return fail("%s: device ordinal %d out of range", name, device);
   DeviceSetup& ds = setup[device];
   if (!ds.ready) {  // racing first calls from two threads both do this: harmless
@@ -46,7 +48,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     if (smem_optin < kSmemAlloc)
       return fail("%s: needs %d bytes of shared memory per block, device %d allows %d", name,
                   kSmemAlloc, device, smem_optin);
-    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T>,
+    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc));
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -54,7 +56,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     ds.ready = true;
   }
   if (plan->num_ctas > 0) {
-    mla_sm90_kernel<T><<<plan->num_ctas, kThreads, kSmemAlloc, stream>>>(*plan, *args);
+    mla_sm90_kernel<T, Kv><<<plan->num_ctas, kThreads, kSmemAlloc, stream>>>(*plan, *args, kvm);
     if (int st = launch_status()) return st;
   }
   return sm80::launch_combine<T>(plan, args, stream, ds.combine_grid, /*pdl=*/true);

@@ -31,8 +31,8 @@
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
-// A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES) traps with a message naming the
-// barrier (traits.cuh): a protocol bug surfaces as a launch error, not a hung GPU.
+// A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
+// bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
 // nothing ends with l = 0 and writes o = 0, lse = -inf. The 64 x 512 fp32 output lives in
 // registers (128 per consumer thread); P never leaves shared memory.
@@ -40,6 +40,7 @@
 
 #include <math.h>
 
+#include "mla_wrapper/common/kv_access.cuh"
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/common/q_rows.cuh"
 #include "mla_wrapper/sm90/config.h"
@@ -53,15 +54,16 @@ struct WorkItem {
   int req, row0, kv_start, kv_end, slot, qo_start, qo_len, kv_len, page_start, valid_rows;
   int num_tiles;
 
-  __device__ __forceinline__ WorkItem(const MlaPlan& plan, int w, int num_heads) {
+  template <typename Kv>
+  __device__ __forceinline__ WorkItem(const MlaPlan& plan, int w, int num_heads, const Kv& kvm) {
     const int* wi = plan.work_info + w * kWorkFields;
     req = wi[kWorkRequest];
     row0 = wi[kWorkRowTile] * kRowsPerTile;
     kv_start = wi[kWorkKvStart];
-    kv_end = wi[kWorkKvEnd];
     slot = wi[kWorkPartialSlot];
     const int* ri = plan.request_info + req * kRequestFields;
     qo_start = ri[kRequestQoStart];
+    kv_end = kvm.clamp_kv_end(qo_start, wi[kWorkKvEnd]);
     qo_len = ri[kRequestQoLen];
     kv_len = ri[kRequestKvLen];
     page_start = ri[kRequestPageStart];
@@ -71,9 +73,9 @@ struct WorkItem {
 };
 
 // ---------------------------------------------------------------------------------- producer
-template <typename T>
-__device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, int w_begin,
-                                        int w_end, uint32_t kv_smem, uint64_t* full,
+template <typename T, typename Kv>
+__device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
+                                        int w_begin, int w_end, uint32_t kv_smem, uint64_t* full,
                                         uint64_t* empty) {
   const int tid = threadIdx.x;  // 0..127
   const int chunk = tid % 8;    // 16-byte chunk of each 128-byte column block this thread copies
@@ -82,7 +84,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const T* kpe = static_cast<const T*>(args.kpe);
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   for (int w = w_begin; w < w_end; ++w) {
-    const WorkItem item(plan, w, args.num_heads);
+    const WorkItem item(plan, w, args.num_heads, kvm);
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage.
     int page[kLoadPasses];
@@ -90,14 +92,13 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int t = item.kv_start + it * kKvTile + tid / 8 + (kProducerThreads / 8) * p;
-        page[p] = t < item.kv_end ? __ldg(args.kv_indices + item.page_start + t / args.page_size)
-                                  : -1;
+        page[p] = kvm.page(args, item.page_start, t, item.kv_end);
       }
     };
     if (item.num_tiles > 0) load_pages(0);
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
-      if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1, "empty");
+      if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
       const int t0 = item.kv_start + it * kKvTile;
 #pragma unroll
@@ -178,9 +179,10 @@ constexpr int kBarQ = 1;    // consumer named barriers (256 threads)
 constexpr int kBarMax = 2;
 constexpr int kBarP = 3;
 
-template <typename T>
-__device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, int w_begin,
-                                        int w_end, char* smem, uint64_t* full, uint64_t* empty) {
+template <typename T, typename Kv>
+__device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
+                                        int w_begin, int w_end, char* smem, uint64_t* full,
+                                        uint64_t* empty) {
   const int ctid = threadIdx.x - 128;  // 0..255
   const int g = ctid / 128;            // consumer warpgroup
   const int warp = (ctid % 128) / 32;  // warp of the warpgroup: rows 16 warp .. 16 warp + 15
@@ -197,7 +199,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   int seq = 0;
 
   for (int w = w_begin; w < w_end; ++w) {
-    const WorkItem item(plan, w, num_heads);
+    const WorkItem item(plan, w, num_heads, kvm);
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
     if (item.num_tiles > 0) {
       load_q<T>(args, item, q_smem, ctid);
@@ -222,14 +224,22 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     float s[16];
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
-      mbar_wait(&full[stage], (seq / kStages) & 1, "full");
+      mbar_wait(&full[stage], (seq / kStages) & 1);
       fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
       fence_operands(s);
       issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
+      const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
+      bool skip[4][2] = {};  // gather mode: this thread's tokens whose slot id is invalid
+      if constexpr (Kv::kMaskInvalid) {  // (looked up while the scores run)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            skip[j][e] = kvm.page(args, item.page_start, tok0 + 8 * j + e, item.kv_end) < 0;
+      }
       wgmma_wait<0>();
       fence_operands(s);
       // ---- softmax of S_i (this warpgroup's 32 tokens) ----
-      const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
       float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
       for (int j = 0; j < 4; ++j)
@@ -238,6 +248,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
           const int r = e / 2;
           float v = s[4 * j + e] * scale_log2;
           if (tok0 + 8 * j + (e % 2) >= limit[r]) v = -INFINITY;
+          if (Kv::kMaskInvalid && skip[j][e % 2]) v = -INFINITY;
           s[4 * j + e] = v;
           mx[r] = fmaxf(mx[r], v);
         }
@@ -328,18 +339,22 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         const float lse2 = l > 0.f ? m_run[r] + log2f(l) : -INFINITY;
         if (item.slot >= 0) {
           plan.partial_lse[static_cast<int64_t>(item.slot) * kRowsPerTile + row] = lse2;
-        } else if (args.lse != nullptr) {
-          args.lse[token * args.lse_stride_token + head] =
-              args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
+        } else {
+          if (args.lse != nullptr)
+            args.lse[token * args.lse_stride_token + head] =
+                args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
+          kvm.store_max_logit(token, head, m_run[r]);
         }
       }
     }
   }
 }
 
-template <typename T>
+// Kv: how KV tokens are found (common/kv_access.cuh: PagedKv, the page table;
+// sparse/gather.cuh: SlotGather, per-token slot ids of the top-k gather mode).
+template <typename T, typename Kv = PagedKv>
 __global__ void __launch_bounds__(kThreads, 1)
-    mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args) {
+    mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(1024) char smem_raw[];
   // Let the combine kernel launch now (it waits for this grid's completion before reading).
@@ -360,10 +375,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int w_end = plan.cta_work_indptr[blockIdx.x + 1];
   if (threadIdx.x < 128) {
     setmaxnreg_dec<kProducerRegs>();
-    produce<T>(plan, args, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
+    produce<T>(plan, args, kvm, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
-    consume<T>(plan, args, w_begin, w_end, smem, full, empty);
+    consume<T>(plan, args, kvm, w_begin, w_end, smem, full, empty);
   }
 #endif
 }

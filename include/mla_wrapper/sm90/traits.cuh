@@ -7,7 +7,6 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include <utility>
 
@@ -106,13 +105,13 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar))
                : "memory");
 }
-// Waits for the phase of `bar` with this parity. A wait that lasts kWaitTimeoutCycles (tens of
-// seconds: a healthy wait lasts microseconds) traps with a message instead of hanging the GPU:
-// a protocol bug then surfaces as a launch error naming the barrier, not as a hung server.
+// Waits for the phase of `bar` with this parity. A wait that lasts MLAW_SM90_WAIT_TIMEOUT_CYCLES
+// (tens of seconds: a healthy wait lasts microseconds) traps instead of hanging the GPU: a
+// protocol bug then surfaces as a launch error ("unspecified launch failure"), not a hung server.
 #ifndef MLAW_SM90_WAIT_TIMEOUT_CYCLES
 #define MLAW_SM90_WAIT_TIMEOUT_CYCLES (1ll << 36)
 #endif
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity, const char* what) {
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
   const uint32_t addr = smem_addr(bar);
   uint32_t done = 0;
   const long long start = clock64();
@@ -125,11 +124,8 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity, const 
         : "r"(addr), "r"(parity)
         : "memory");
     if (done) return;
-    if (clock64() - start > MLAW_SM90_WAIT_TIMEOUT_CYCLES) {
-      printf("mla_wrapper sm90: block %d thread %d timed out waiting on mbarrier '%s' (parity %u)\n",
-             blockIdx.x, threadIdx.x, what, parity);
-      __trap();
-    }
+    // No printf here: a function call in the kernel makes ptxas serialize every wgmma (C7510).
+    if (clock64() - start > MLAW_SM90_WAIT_TIMEOUT_CYCLES) __trap();
   }
 }
 
