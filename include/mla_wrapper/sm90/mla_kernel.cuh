@@ -31,6 +31,14 @@
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
+// Where this schedule leaves speed (estimates, to check with ncu on the device): the 32-token
+// score GEMM per warpgroup (m64n32) reads ~3 KB of shared memory per 16 clocks of MMA (A and B
+// from shared memory), more than the port sustains, and the softmax does not overlap tensor
+// work (both warpgroups run it at once). The next schedule is FlashMLA's "seesaw": each
+// warpgroup scores its own 64-token tile (m64n64, full K), the running max is shared through
+// shared memory, P V takes the warpgroup's own P from registers (wgmma RS) and the other's P
+// from shared memory, written into that tile's rope block (columns 512..575 are dead once the
+// scores exist: 64 x 64 x 2 bytes, exactly a P tile), so Q + two tiles still fit (216 KB).
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
