@@ -2,6 +2,7 @@
 reference (NaN-poisoned outputs, fresh random data), then a short timing next to sm80.
 
     python benchmarks/check_sm90_dev.py [--backend sm90] [--small]
+    python benchmarks/check_sm90_dev.py --backend sm90 --profile H B L   # one case, 3 runs (ncu)
 """
 from __future__ import annotations
 
@@ -48,8 +49,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="sm90")
     ap.add_argument("--small", action="store_true", help="four small cases (compute-sanitizer)")
+    ap.add_argument("--profile", nargs=3, type=int, metavar=("H", "B", "L"),
+                    help="only run one decode case (page 64) three times, for ncu")
     args = ap.parse_args()
     ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    if args.profile:
+        h, batch, length = args.profile
+        b = make_batch([length] * batch, 1, h, 64, torch.bfloat16)
+        w = BatchMLAPagedAttentionWrapper(ws, backend=args.backend)
+        w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, 64,
+               False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+        for _ in range(3):
+            w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
+        torch.cuda.synchronize()
+        print(f"profiled {args.backend} H={h} B={batch} L={length}")
+        return
     bad = 0
     cases = [
         ([100], 1, 16, 64, torch.bfloat16), ([64], 1, 128, 64, torch.bfloat16),
