@@ -105,6 +105,39 @@ def test_grid(workspace, poison, dtype, page_size, heads, qo_len, planned_backen
 
 
 @pytest.mark.gpu
+def test_temporary_kv_indices_stay_valid(workspace, poison, planned_backend):
+    """plan() given a temporary page table (freed by the caller right after the call): run()
+    still reads the planned page ids, although the freed block is handed to a new tensor
+    filled with ids far past the cache (before the fix: garbage reads / illegal address)."""
+    b = make_batch([700, 64, 1000, 3], 1, 16, 16, torch.bfloat16, seed=3)
+    w = new_wrapper(workspace, backend=planned_backend)
+    w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"].clone(), b["kv_len"], 16, 512, 64, 16,
+           False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+    junk = torch.full_like(b["kv_indices"], 1 << 30)    # likely reuses the clone's block
+    out = poison(torch.empty(*b["q_nope"].shape[:2], 512, dtype=torch.bfloat16, device="cuda"))
+    w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out)
+    torch.cuda.synchronize()
+    del junk
+    check(b, out, None, False)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal_qo", [1, 2])
+def test_all_requests_empty(workspace, poison, causal_qo, planned_backend):
+    """Every kv_len 0: the page table is empty (kv_indices has no element, a NULL data
+    pointer); out is 0 and lse -inf, not an error (found on the H200: the launch checks
+    refused the NULL page table)."""
+    b = make_batch([0, 0, 0], causal_qo, 16, 64, torch.bfloat16)
+    assert b["kv_indices"].numel() == 0
+    w = new_wrapper(workspace, backend=planned_backend)
+    plan(w, b, causal_qo > 1)
+    out = poison(torch.empty(*b["q_nope"].shape[:2], 512, dtype=torch.bfloat16, device="cuda"))
+    lse = poison(torch.empty(*b["q_nope"].shape[:2], dtype=torch.float32, device="cuda"))
+    w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse)
+    assert torch.count_nonzero(out) == 0 and bool(torch.isneginf(lse).all())
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("heads", [16, 128])
 def test_skewed_batch_splits_and_merges(workspace, poison, heads):
     """One long request among many short ones: the planner splits it; the split-KV combine

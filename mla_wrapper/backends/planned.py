@@ -182,6 +182,7 @@ class PlannedKernel:
         self.arch = device_arch(wrapper.device)
         self.io = load(device_plan_spec(self.arch))
         self.upload = self.io.mlaw_plan_upload
+        self.kv_indices = None
         self.kv_indices_ptr = 0
         self.lse_base_e = 0
 
@@ -256,6 +257,11 @@ class PlannedKernel:
             # graphs keep the capacity so the captured grid covers any later plan
             self.plan_struct.max_merge_items = res.num_merge_items
         a = self.args
+        # Keep the page table alive until the next plan(): run() reads it by address, and a
+        # caller may pass a temporary (`kv_indices.to("cuda")` inline), whose memory the
+        # caching allocator would otherwise hand to the next allocation (found on an H200:
+        # an illegal address in tutorials/deepseek_mini.py's prefill).
+        self.kv_indices = kv_indices
         self.kv_indices_ptr = kv_indices.data_ptr()
         a.num_heads = num_heads
         a.page_size = page_size

@@ -32,8 +32,10 @@ inline int check_run_args(const MlaPlan* plan, const MlaRunArgs* a, const char* 
   if (plan->max_merge_items > 0 && (!plan->merge_info || !plan->partial_o || !plan->partial_lse))
     return fail("%s: plan.merge_info / partial_o / partial_lse must not be NULL when "
                 "max_merge_items > 0", name);
-  if (!a->q_nope || !a->q_pe || !a->ckv || !a->kpe || !a->out || !a->kv_indices)
-    return fail("%s: q_nope, q_pe, ckv, kpe, out and kv_indices must not be NULL", name);
+  // kv_indices may be NULL (an empty page table: every request of the batch has kv_len 0);
+  // the kernels read it only for tokens inside a request's range.
+  if (!a->q_nope || !a->q_pe || !a->ckv || !a->kpe || !a->out)
+    return fail("%s: q_nope, q_pe, ckv, kpe and out must not be NULL", name);
   if (a->num_heads < 1) return fail("%s: num_heads must be >= 1, got %d", name, a->num_heads);
   if (a->page_size < 1) return fail("%s: page_size must be >= 1, got %d", name, a->page_size);
   if (!aligned16(a->q_nope) || !aligned16(a->q_pe) || !aligned16(a->ckv) || !aligned16(a->kpe) ||
