@@ -3,6 +3,8 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
 
     python benchmarks/check_sm90_dev.py [--backend sm90] [--small]
     python benchmarks/check_sm90_dev.py --backend sm90 --profile H B L   # one case, 3 runs (ncu)
+    python benchmarks/check_sm90_dev.py --backend sm90 --variant "-DKNOB=1"  # checks + A/B timing
+      of the family's library built with extra nvcc flags against the default build
 """
 from __future__ import annotations
 
@@ -22,12 +24,30 @@ from mla_wrapper.reference import mla_attention, rel_error  # noqa: E402
 SM_SCALE = 1.0 / math.sqrt(192)
 
 
-def check(backend, kv_lens, qo_len, heads, page_size, dtype, ws):
+def use_variant(w, flags):
+    """Point a planned wrapper's kernel at its family's library built with extra nvcc flags."""
+    if not flags:
+        return
+    import dataclasses
+
+    from mla_wrapper.jit import load
+    from mla_wrapper.jit.env import device_arch
+
+    impl = w._impl
+    spec = impl.family.spec(str(w._plan_config[5]).split(".")[-1], device_arch(w.device),
+                            device=w.device)
+    mod = load(dataclasses.replace(spec, extra_flags=tuple(flags.split())))
+    impl.modules[w._plan_config[5]] = impl.module = mod
+    impl.fn = getattr(mod, impl.family.RUN_EXPORT)
+
+
+def check(backend, kv_lens, qo_len, heads, page_size, dtype, ws, variant=""):
     b = make_batch(kv_lens, qo_len, heads, page_size, dtype)
     causal = (max(qo_len) if isinstance(qo_len, list) else qo_len) > 1
     w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
     w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], heads, 512, 64,
            page_size, causal, SM_SCALE, dtype, dtype)
+    use_variant(w, variant)
     out = torch.full(b["q_nope"].shape, float("nan"), dtype=dtype, device="cuda")
     lse = torch.full(b["q_nope"].shape[:2], float("nan"), dtype=torch.float32, device="cuda")
     w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse)
@@ -49,6 +69,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="sm90")
     ap.add_argument("--small", action="store_true", help="four small cases (compute-sanitizer)")
+    ap.add_argument("--variant", default="", help="extra nvcc flags: check that build, then "
+                    "time it against the default one")
     ap.add_argument("--profile", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="only run one decode case (page 64) three times, for ncu")
     args = ap.parse_args()
@@ -78,12 +100,33 @@ def main():
                  ([200], 1, 128, 1, torch.float16), ([150] * 3, 1, 64, 64, torch.bfloat16)]
     for kv_lens, qo, h, ps, dt in cases:
         try:
-            bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws)
+            bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant)
         except Exception as e:  # noqa: BLE001
             bad += 1
             print(f"ERR H={h} ps={ps} qo={qo}: {type(e).__name__}: {e}", flush=True)
     print(f"{bad} bad of {len(cases)}")
+    if args.variant and not bad:
+        ab_timing(args.backend, args.variant, ws)
     sys.exit(1 if bad else 0)
+
+
+def ab_timing(backend, variant, ws):
+    """Median times (L2 flushed) of the default and the variant build on the same tensors."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from harness import bench_ms
+
+    for h, batch, length in ((128, 128, 16384), (128, 64, 4096), (16, 128, 16384), (16, 64, 4096),
+                             (16, 16, 4096), (128, 1, 1024)):
+        b = make_batch([length] * batch, 1, h, 64, torch.bfloat16)
+        times = []
+        for flags in ("", variant):
+            w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
+            w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, 64,
+                   False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+            use_variant(w, flags)
+            times.append(bench_ms(lambda: w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])))
+        print(f"A/B H={h:3d} B={batch:3d} L={length:5d}: default {times[0] * 1e3:8.1f} us, "
+              f"variant {times[1] * 1e3:8.1f} us, speedup {times[0] / times[1]:.3f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,16 @@ constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
 constexpr int kProducerRegs = 40;   // setmaxnreg budgets: 40 x 128 + 232 x 256 <= 64K
 constexpr int kConsumerRegs = 232;
 
-// Q K^T: consumer warpgroup g computes S[64 rows, tokens 32 g .. 32 g + 31] (m64n32k16 x 36).
-constexpr int kScoreTokens = kKvTile / kConsumerWarpgroups;      // 32
+// Q K^T: kScorers consumer warpgroups compute the scores, scorer g S[64 rows, tokens
+// kScoreTokens g ..] (36 x wgmma m64nNk16, N = kScoreTokens): 2 scorers split the tile's tokens
+// (N = 32), 1 scorer takes all 64 (N = 64: a third less shared-memory operand traffic, the
+// other warpgroup waits) and passes the rescale factors on through shared memory.
+#ifndef MLAW_SM90_SCORERS
+#define MLAW_SM90_SCORERS 1
+#endif
+constexpr int kScorers = MLAW_SM90_SCORERS;
+static_assert(kScorers == 1 || kScorers == 2, "1 or 2 scoring warpgroups");
+constexpr int kScoreTokens = kKvTile / kScorers;                 // 64 or 32
 // P V: consumer warpgroup g accumulates O[64 rows, columns 256 g .. 256 g + 255] (m64n256k16).
 constexpr int kOutCols = kHeadDimCkv / kConsumerWarpgroups;      // 256
 

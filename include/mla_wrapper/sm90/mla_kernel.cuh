@@ -134,11 +134,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
 }
 
 // ---------------------------------------------------------------------------------- consumer
-// S[64 rows, 32 tokens of warpgroup g] = Q K^T over the 576 columns (issued, not waited).
+// S[64 rows, kScoreTokens tokens of scorer g] = Q K^T over the 576 columns (issued, not waited).
 template <typename T>
-__device__ __forceinline__ void issue_scores(float (&s)[16], uint32_t q_smem, uint32_t kv_stage,
-                                             int g) {
-  using Mma = typename ElementTraits<T>::MmaS;
+__device__ __forceinline__ void issue_scores(float (&s)[kScoreTokens / 2], uint32_t q_smem,
+                                             uint32_t kv_stage, int g) {
+  using Mma = typename ElementTraits<T>::template MmaS<kScoreTokens>;
   const uint32_t k_base = kv_stage + g * kScoreTokens * kRowBytes;
   wgmma_fence();
 #pragma unroll
@@ -229,79 +229,92 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     float o[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) o[i] = 0.f;
-    float s[16];
+    constexpr int kNb = kScoreTokens / 8;  // n8 blocks of this thread's scores
+    const bool scorer = g < kScorers;
+    float s[kScoreTokens / 2];
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
       mbar_wait(&full[stage], (seq / kStages) & 1);
       fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
-      fence_operands(s);
-      issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
       const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
-      bool skip[4][2] = {};  // gather mode: this thread's tokens whose slot id is invalid
-      if constexpr (Kv::kMaskInvalid) {  // (looked up while the scores run)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e)
-            skip[j][e] = kvm.page(args, item.page_start, tok0 + 8 * j + e, item.kv_end) < 0;
-      }
-      wgmma_wait<0>();
-      fence_operands(s);
-      // ---- softmax of S_i (this warpgroup's 32 tokens) ----
       float mx[2] = {-INFINITY, -INFINITY};
+      if (scorer) {
+        fence_operands(s);
+        issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
+        bool skip[kNb][2] = {};  // gather mode: this thread's tokens whose slot id is invalid
+        if constexpr (Kv::kMaskInvalid) {  // (looked up while the scores run)
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
+          for (int j = 0; j < kNb; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = e / 2;
-          float v = s[4 * j + e] * scale_log2;
-          if (tok0 + 8 * j + (e % 2) >= limit[r]) v = -INFINITY;
-          if (Kv::kMaskInvalid && skip[j][e % 2]) v = -INFINITY;
-          s[4 * j + e] = v;
-          mx[r] = fmaxf(mx[r], v);
+            for (int e = 0; e < 2; ++e)
+              skip[j][e] = kvm.page(args, item.page_start, tok0 + 8 * j + e, item.kv_end) < 0;
         }
+        wgmma_wait<0>();
+        fence_operands(s);
+        // ---- softmax of S_i (this scorer's tokens) ----
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-        if (lane % 4 == 0) red_max[g * kRowsPerTile + rows[r]] = mx[r];
-      }
-      named_barrier(kBarMax, kConsumerThreads);  // also: both warpgroups' P V reads of P are done
-      float alpha[2];
+        for (int j = 0; j < kNb; ++j)
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const float other = red_max[(1 - g) * kRowsPerTile + rows[r]];
-        const float m_new = fmaxf(m_run[r], fmaxf(mx[r], other));
-        const float m_use = m_new == -INFINITY ? 0.f : m_new;
-        alpha[r] = fast_exp2(m_run[r] - m_use);
-        m_run[r] = m_new;
-        float sum = 0.f;
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float p = fast_exp2(s[4 * j + 2 * r + e] - m_use);
-            s[4 * j + 2 * r + e] = p;
-            sum += p;
+          for (int e = 0; e < 4; ++e) {
+            const int r = e / 2;
+            float v = s[4 * j + e] * scale_log2;
+            if (tok0 + 8 * j + (e % 2) >= limit[r]) v = -INFINITY;
+            if (Kv::kMaskInvalid && skip[j][e % 2]) v = -INFINITY;
+            s[4 * j + e] = v;
+            mx[r] = fmaxf(mx[r], v);
           }
-        l_run[r] = l_run[r] * alpha[r] + sum;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+          if (kScorers > 1 && lane % 4 == 0) red_max[g * kRowsPerTile + rows[r]] = mx[r];
+        }
       }
-      // P (16-bit) into the swizzled [64 rows][64 tokens] tile: token column 32 g + 8 j + ...
+      // Both scorers' row maxima are in red_max; both warpgroups' P V reads of the last P (and,
+      // with one scorer, of its rescale factors) are done.
+      named_barrier(kBarMax, kConsumerThreads);
+      float alpha[2] = {1.f, 1.f};
+      if (scorer) {
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int col_chunk = (g * kScoreTokens) / 8 + j;
+        for (int r = 0; r < 2; ++r) {
+          const float other = kScorers > 1 ? red_max[(1 - g) * kRowsPerTile + rows[r]] : -INFINITY;
+          const float m_new = fmaxf(m_run[r], fmaxf(mx[r], other));
+          const float m_use = m_new == -INFINITY ? 0.f : m_new;
+          alpha[r] = fast_exp2(m_run[r] - m_use);
+          m_run[r] = m_new;
+          float sum = 0.f;
 #pragma unroll
-        for (int r = 0; r < 2; ++r)
-          *reinterpret_cast<uint32_t*>(p_ptr + rows[r] * kRowBytes +
-                                       ((col_chunk ^ (rows[r] % 8)) << 4) + 4 * (lane % 4)) =
-              ElementTraits<T>::pack(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+          for (int j = 0; j < kNb; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const float p = fast_exp2(s[4 * j + 2 * r + e] - m_use);
+              s[4 * j + 2 * r + e] = p;
+              sum += p;
+            }
+          l_run[r] = l_run[r] * alpha[r] + sum;
+          if (kScorers == 1 && lane % 4 == 0) red_max[rows[r]] = alpha[r];  // for the other
+        }
+        // P (16-bit) into the swizzled [64 rows][64 tokens] tile: token column kScoreTokens g + 8 j
+#pragma unroll
+        for (int j = 0; j < kNb; ++j) {
+          const int col_chunk = (g * kScoreTokens) / 8 + j;
+#pragma unroll
+          for (int r = 0; r < 2; ++r)
+            *reinterpret_cast<uint32_t*>(p_ptr + rows[r] * kRowBytes +
+                                         ((col_chunk ^ (rows[r] % 8)) << 4) + 4 * (lane % 4)) =
+                ElementTraits<T>::pack(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+        }
+        fence_proxy_async();
+      }
+      named_barrier(kBarP, kConsumerThreads);  // P (and the rescale factors) written
+      if (!scorer) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) alpha[r] = red_max[rows[r]];
       }
       if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
         for (int i = 0; i < 128; ++i) o[i] *= alpha[(i % 4) / 2];
       }
-      fence_proxy_async();
-      named_barrier(kBarP, kConsumerThreads);  // P of both warpgroups written
       fence_operands(o);
       issue_pv<T>(o, p_smem, kv_smem + stage * kKvStageBytes, g);
       wgmma_wait<0>();

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
 #include <utility>
 
 #include <cute/arch/mma_sm90_gmma.hpp>
@@ -24,8 +25,11 @@ struct ElementTraits;
 
 template <>
 struct ElementTraits<__nv_bfloat16> {
-  // S = Q K^T: A = Q [rows][k] and B = K [tokens][k], both K-major.
-  using MmaS = gmma::MMA_64x32x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K>;
+  // S = Q K^T: A = Q [rows][k] and B = K [tokens][k], both K-major; N = 32 or 64 tokens.
+  template <int N>
+  using MmaS = std::conditional_t<
+      N == 64, gmma::MMA_64x64x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K>,
+      gmma::MMA_64x32x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K>>;
   // O += P V: A = P [rows][tokens] K-major, B = V [tokens][columns] MN-major.
   using MmaO = gmma::MMA_64x256x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::MN>;
   static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -36,7 +40,10 @@ struct ElementTraits<__nv_bfloat16> {
 
 template <>
 struct ElementTraits<__half> {
-  using MmaS = gmma::MMA_64x32x16_F32F16F16_SS<gmma::Major::K, gmma::Major::K>;
+  template <int N>
+  using MmaS = std::conditional_t<
+      N == 64, gmma::MMA_64x64x16_F32F16F16_SS<gmma::Major::K, gmma::Major::K>,
+      gmma::MMA_64x32x16_F32F16F16_SS<gmma::Major::K, gmma::Major::K>>;
   using MmaO = gmma::MMA_64x256x16_F32F16F16_SS<gmma::Major::K, gmma::Major::MN>;
   static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
     __half2 v = __floats2half2_rn(lo, hi);
