@@ -12,13 +12,15 @@
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
 //     load Q (64 rows x 576, rows = (query token, head), zeros past the valid rows) with
 //     cp.async; then for KV tile i:
-//       wait for the tile (mbarrier `full`, then fence.proxy.async); S_i = Q K_i^T for this
-//         warpgroup's 32 tokens (36 x wgmma m64n32k16, Q and K from shared memory);
+//       wait for the tile (mbarrier `full`, then fence.proxy.async); the scoring warpgroup
+//         (g = 0; kScorers = 1, config.h) computes S_i = Q K_i^T for all 64 tokens (36 x wgmma
+//         m64n64k16, Q and K from shared memory) while the other waits at a named barrier
+//         (kScorers = 2 splits the tokens, m64n32 each: 1-5% slower on an H200, 2026-11-23);
 //       softmax of S_i in registers: scale to log2 units, mask (item end, causal limit per
-//         row), row max over the warpgroup's 32 tokens, exchanged with the other warpgroup
-//         through shared memory (named barrier of the 256 consumer threads): one running max
-//         shared by both, so alpha is the same in both; P = exp2(S - m) written as 16-bit to
-//         the swizzled P tile; O rescaled by alpha (skipped when no row max of the warp moved);
+//         row), row max, running max m, alpha = exp2(m_old - m), P = exp2(S - m) written as
+//         16-bit to the swizzled P tile and alpha to shared memory for the other warpgroup
+//         (with two scorers the row maxima are exchanged instead); both rescale their O half
+//         by alpha (skipped when no row max of the warp moved);
 //       named barrier: P of all 64 tokens written (fence.proxy.async first);
 //       O[64 rows, 256 columns of g] += P[64 x 64] V[64 x 256] (4 x wgmma m64n256k16,
 //         V = the first 512 columns of the same KV stage, read MN-major: no transpose copy);
@@ -26,15 +28,15 @@
 //         (already in flight) is computed.
 //     Why not compute S_{i+1} during the softmax of tile i: that needs tiles i and i+1
 //     resident while i+2 loads, three 72 KB stages next to the 72 KB Q tile (> 227 KB).
-//     epilogue: row sums of the two warpgroups added through shared memory; O / l written to
+//     epilogue: row sums of the scorers added through shared memory; O / l written to
 //       out (16-bit) or to the float32 partial slot; lse = m + log2(l) (base 2 for partials).
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
-// Where this schedule leaves speed (estimates, to check with ncu on the device): the 32-token
-// score GEMM per warpgroup (m64n32) reads ~3 KB of shared memory per 16 clocks of MMA (A and B
-// from shared memory), more than the port sustains, and the softmax does not overlap tensor
-// work (both warpgroups run it at once). The next schedule is FlashMLA's "seesaw": each
+// Where this schedule leaves speed (H200, 2026-11-23: 0.70-0.84x FlashInfer fa3 at H=128,
+// ~0.86 of the copy ceiling at H=16): the score GEMM reads Q and K from shared memory (4 KB per
+// 32 clocks of MMA, at the port's limit), the softmax does not overlap tensor work, and one
+// warpgroup idles during the scores. The next schedule is FlashMLA's "seesaw": each
 // warpgroup scores its own 64-token tile (m64n64, full K), the running max is shared through
 // shared memory, P V takes the warpgroup's own P from registers (wgmma RS) and the other's P
 // from shared memory, written into that tile's rope block (columns 512..575 are dead once the
