@@ -85,8 +85,8 @@ class _SparseKernel(PlannedKernel):
 
     def __init__(self, wrapper):
         # The attention kernel family in gather mode: the planned family auto would pick for
-        # this GPU (sm90 on Hopper once enabled, see backends.sm90_disabled; else sm80). Both
-        # take the same plan (64-row tiles, 64-token splits, one CTA per SM).
+        # this GPU (sm90 on Hopper unless MLA_WRAPPER_SM90=0, see backends.sm90_disabled; else
+        # sm80). Both take the same plan (64-row tiles, 64-token splits, one CTA per SM).
         fam = backends.routed_family(wrapper._capability)
         super().__init__("sparse", wrapper, fam)
         self.kernel = fam.__name__.rsplit(".", 1)[-1]
@@ -100,37 +100,19 @@ class _SparseKernel(PlannedKernel):
     def plan_tokens(self, num_tokens: int, topk: int, num_heads: int, sm_scale: float, dtype,
                     lens: Optional[np.ndarray], allow_split: bool) -> None:
         self._ensure_layout(num_tokens, num_tokens, num_heads)
-        key = (num_heads, allow_split)
-        if self.planner is None or self.planner_key != key:
-            self.planner = Planner(self.layout, num_heads, 1, False,
-                                   None if allow_split else _NO_SPLIT)
-            self.planner_key = key
         if self._index_arrays[0] != (num_tokens, topk):
             self._index_arrays = ((num_tokens, topk),) + plan_inputs(num_tokens, topk)
         _, qo_h, kv_h, full = self._index_arrays
-        slot = self._free_slot()
-        res = self.planner.plan(qo_h, kv_h, full if lens is None else lens, slot.array)
-        w = self.wrapper
-        status = self.upload(self.int_ws_ptr, slot.ptr, res.copy_bytes, slot.event,
-                             w._stream(w._device_index))
-        if status:
-            raise self.io.error("mlaw_plan_upload", status)
-        slot.in_flight = True
-        if w._graph_capacity is None:
-            self.plan_struct.max_merge_items = res.num_merge_items
+        self.plan_and_upload(
+            (num_heads, allow_split),
+            lambda: Planner(self.layout, num_heads, 1, False, None if allow_split else _NO_SPLIT),
+            qo_h, kv_h, full if lens is None else lens)
         self.args.num_heads = num_heads
         self.args.sm_scale = sm_scale
-        mod = self.modules.get(dtype)
-        if mod is None:
-            from .jit import load  # noqa: PLC0415
-            from .jit.env import device_arch  # noqa: PLC0415
-
-            mod = self.modules[dtype] = load(sparse_specs.spec(
-                sm80.dtype_name(dtype), device_arch(w.device), device=w.device,
-                kernel=self.kernel))
-        self.module = mod
-        self.fn = getattr(mod, sparse_specs.RUN)
-        self.last_plan = res
+        w = self.wrapper
+        self.use_module(dtype, lambda: sparse_specs.spec(
+            sm80.dtype_name(dtype), self.arch, device=w.device, kernel=self.kernel),
+            sparse_specs.RUN)
 
     def launch(self, q_nope, q_pe, ckv, ckv_slot_stride, kpe, kpe_slot_stride, indices, out,
                lse, topk_length, max_logits, num_slots, stream) -> None:

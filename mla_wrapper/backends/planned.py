@@ -241,21 +241,10 @@ class PlannedKernel:
         batch = len_h.shape[0]
         num_tokens = int(qo_h[-1]) - int(qo_h[0]) if batch else 0
         self._ensure_layout(batch, num_tokens, num_heads)
-        key = (num_heads, page_size, causal)
-        if self.planner is None or self.planner_key != key:
-            self.planner = self._planner_mod.Planner(self.layout, num_heads, page_size, causal)
-            self.planner_key = key
-        slot = self._free_slot()
-        res = self.planner.plan(qo_h, kv_h, len_h, slot.array)
-        status = self.upload(self.int_ws_ptr, slot.ptr, res.copy_bytes, slot.event,
-                             self.wrapper._stream(self.wrapper._device_index))
-        if status:
-            raise self.io.error("mlaw_plan_upload", status)
-        slot.in_flight = True
-        if self.wrapper._graph_capacity is None:
-            # eager: size the combine grid to this plan (and skip it when nothing was split);
-            # graphs keep the capacity so the captured grid covers any later plan
-            self.plan_struct.max_merge_items = res.num_merge_items
+        self.plan_and_upload(
+            (num_heads, page_size, causal),
+            lambda: self._planner_mod.Planner(self.layout, num_heads, page_size, causal),
+            qo_h, kv_h, len_h)
         a = self.args
         # Keep the page table alive until the next plan(): run() reads it by address, and a
         # caller may pass a temporary (`kv_indices.to("cuda")` inline), whose memory the
@@ -267,15 +256,42 @@ class PlannedKernel:
         a.page_size = page_size
         a.sm_scale = sm_scale
         a.causal = int(causal)
+        self.use_module(dtype, lambda: self.family.spec(dtype, self.arch,
+                                                        device=self.wrapper.device),
+                        self.family.RUN_EXPORT)
+
+    def plan_and_upload(self, planner_key, make_planner, qo_h, kv_h, len_h):
+        """Plan into a free staging slot with the planner for planner_key (made by
+        make_planner() when the key changes) and issue the slot's async upload into the int
+        workspace on the wrapper's stream. Returns the planner's result."""
+        if self.planner is None or self.planner_key != planner_key:
+            self.planner = make_planner()
+            self.planner_key = planner_key
+        slot = self._free_slot()
+        res = self.planner.plan(qo_h, kv_h, len_h, slot.array)
+        w = self.wrapper
+        status = self.upload(self.int_ws_ptr, slot.ptr, res.copy_bytes, slot.event,
+                             w._stream(w._device_index))
+        if status:
+            raise self.io.error("mlaw_plan_upload", status)
+        slot.in_flight = True
+        if w._graph_capacity is None:
+            # eager: size the combine grid to this plan (and skip it when nothing was split);
+            # graphs keep the capacity so the captured grid covers any later plan
+            self.plan_struct.max_merge_items = res.num_merge_items
+        self.last_plan = res
+        return res
+
+    def use_module(self, dtype, make_spec, run_export: str) -> None:
+        """Make the kernel library for dtype (built from make_spec() on first use, then cached
+        per dtype) the one run() launches through its run_export."""
         mod = self.modules.get(dtype)
         if mod is None:
             from ..jit import load  # noqa: PLC0415
 
-            mod = self.modules[dtype] = load(self.family.spec(dtype, self.arch,
-                                                              device=self.wrapper.device))
+            mod = self.modules[dtype] = load(make_spec())
         self.module = mod
-        self.fn = getattr(mod, self.family.RUN_EXPORT)
-        self.last_plan = res
+        self.fn = getattr(mod, run_export)
 
     def run(self, q_nope, q_pe, ckv, kpe, out, lse, lse_base_e, stream, strides):
         qn, qp, ck, kp, o = strides
