@@ -307,8 +307,8 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
     Returns out [B, H, 512] in q's dtype. Rows with seq_len 0 give zeros.
 
     On SM100 this runs CUTLASS's MLA kernel (H < 128 is padded to its 128-row tile and sliced
-    back). On other SM80+ GPUs it runs the sm90 kernel (Hopper, with MLA_WRAPPER_SM90=1 while
-    sm90 is not picked automatically) or the sm80 kernel, with a plan written on the GPU from seq_lens
+    back). On other SM80+ GPUs it runs the sm90 kernel (Hopper, unless MLA_WRAPPER_SM90=0) or
+    the sm80 kernel, with a plan written on the GPU from seq_lens
     (no host sync, CUDA-graph capturable).
     """
     page_size = check_decode_args(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table)

@@ -76,11 +76,11 @@ class BatchMLAPagedAttentionWrapper:
         qo_indptr, kv_indptr, kv_indices, kv_len_arr: with use_cuda_graph, the user's device
             buffers ([B+1], [B+1], [max_pages], [B] int32); B is the graph's batch capacity and
             kv_indices is the page-table buffer the captured kernel reads.
-        backend: "auto" (default: cutlass on SM100, sm80 elsewhere; sm90 on SM90 once opted in
-            with MLA_WRAPPER_SM90=1, see backends.SM90_IN_AUTO_DEFAULT; falls back with a log
-            line where the preferred one cannot serve), "sm80" (alias "fa2"; any SM80+ GPU),
-            "sm90" (Hopper only) or "cutlass" (Blackwell only): an explicit one that cannot
-            serve raises. "fa3" follows "auto" (sm90 first where it is picked automatically).
+        backend: "auto" (default: cutlass on SM100, sm90 on SM90 unless MLA_WRAPPER_SM90=0,
+            sm80 elsewhere; falls back with a log line where the preferred one cannot serve),
+            "sm80" (alias "fa2"; any SM80+ GPU), "sm90" (Hopper only) or "cutlass" (Blackwell
+            only): an explicit one that cannot serve raises. "fa3" follows "auto" (sm90 first
+            where it is picked automatically).
     """
 
     def __init__(self, float_workspace_buffer: torch.Tensor, use_cuda_graph: bool = False,
