@@ -105,17 +105,18 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
 }
 
 // Launches the combine kernel after an attention launch on `stream` when the plan has merge
-// capacity (grid: enough warps for max_merge_items x kRowsPerTile rows, at most max_grid
-// CTAs). pdl: programmatic dependent launch (SM90+): the attention CTAs allow it as they
-// start, so the combine grid is launched (and parks in griddepcontrol.wait on free SMs) while
+// capacity (grid: enough warps for max_merge_items x kRowsPerTile rows, at most
+// kCombineCtasPerSm CTAs per SM of the device). pdl: programmatic dependent launch (SM90+): the
+// attention CTAs allow it as they start, so the combine grid is launched (and parks in griddepcontrol.wait on free SMs) while
 // attention runs, instead of after it; the wait returns once attention's writes are visible.
 // Returns 0 or a CUDA error status.
 template <typename T>
 int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream,
-                   int max_grid, bool pdl) {
+                   int sm_count, bool pdl) {
   if (plan->max_merge_items <= 0) return 0;
   const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
+  const int max_grid = kCombineCtasPerSm * sm_count;
   const int grid = static_cast<int>(blocks_needed < max_grid ? blocks_needed : max_grid);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(grid);

@@ -67,6 +67,7 @@ static_assert(KvConfig<64, 2>::kSmemBytes == 230912 && KvConfig<32, 4>::kSmemByt
 
 // Combine kernel: one warp per (merge item, row); each lane merges 16 columns.
 constexpr int kCombineWarps = 8;
+constexpr int kCombineCtasPerSm = 4;                  // the separate combine kernel's grid cap
 constexpr int kCombineVec = kHeadDimCkv / 32;          // 16
 // Fused combine (8 warps per SM, mla_kernel.cuh): partial slots a warp loads at once.
 constexpr int kFusedCombineSlotBatch = 8;

@@ -33,7 +33,7 @@ int can_implement(const MlaPlan* plan, const MlaRunArgs* a, const char* name) {
 struct DeviceSetup {
   bool ready = false;
   bool pdl = false;  // SM90+: the combine kernel launches early (programmatic dependent launch)
-  int combine_grid = 0;
+  int sm_count = 0;
   int max_coop_ctas = 0;  // most co-resident attention CTAs (0: no cooperative launch)
 };
 
@@ -61,7 +61,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    ds.combine_grid = sms * 4;
+    ds.sm_count = sms;
     int major = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     ds.pdl = major >= 9;
@@ -101,7 +101,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
         <<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args, 0, kvm);
     if (int st = launch_status()) return st;
   }
-  return launch_combine<T>(plan, args, stream, ds.combine_grid, ds.pdl);
+  return launch_combine<T>(plan, args, stream, ds.sm_count, ds.pdl);
 }
 
 }  // namespace sm80

@@ -23,7 +23,7 @@ static_assert(kRowsPerTile == sm80::kRowsPerTile && kHeadDimCkv == sm80::kHeadDi
 
 struct DeviceSetup {
   bool ready = false;
-  int combine_grid = 0;
+  int sm_count = 0;
 };
 
 // Kv: how KV tokens are found (PagedKv: the page table; sparse/gather.cuh: per-token slot ids).
@@ -52,14 +52,14 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc));
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    ds.combine_grid = sms * 4;
+    ds.sm_count = sms;
     ds.ready = true;
   }
   if (plan->num_ctas > 0) {
     mla_sm90_kernel<T, Kv><<<plan->num_ctas, kThreads, kSmemAlloc, stream>>>(*plan, *args, kvm);
     if (int st = launch_status()) return st;
   }
-  return sm80::launch_combine<T>(plan, args, stream, ds.combine_grid, /*pdl=*/true);
+  return sm80::launch_combine<T>(plan, args, stream, ds.sm_count, /*pdl=*/true);
 }
 
 }  // namespace sm90

@@ -13,6 +13,7 @@
 
 #include <cute/arch/mma_sm90_gmma.hpp>
 
+#include "mla_wrapper/sm80/traits.cuh"
 #include "mla_wrapper/sm90/config.h"
 
 namespace mlaw {
@@ -20,11 +21,12 @@ namespace sm90 {
 
 namespace gmma = cute::SM90::GMMA;
 
+// The wgmma atoms per element type; pack() (two floats -> one 16-bit pair) is the sm80 family's.
 template <typename T>
 struct ElementTraits;
 
 template <>
-struct ElementTraits<__nv_bfloat16> {
+struct ElementTraits<__nv_bfloat16> : sm80::ElementTraits<__nv_bfloat16> {
   // S = Q K^T: A = Q [rows][k] and B = K [tokens][k], both K-major; N = 32 or 64 tokens.
   template <int N>
   using MmaS = std::conditional_t<
@@ -32,23 +34,15 @@ struct ElementTraits<__nv_bfloat16> {
       gmma::MMA_64x32x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::K>>;
   // O += P V: A = P [rows][tokens] K-major, B = V [tokens][columns] MN-major.
   using MmaO = gmma::MMA_64x256x16_F32BF16BF16_SS<gmma::Major::K, gmma::Major::MN>;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
 };
 
 template <>
-struct ElementTraits<__half> {
+struct ElementTraits<__half> : sm80::ElementTraits<__half> {
   template <int N>
   using MmaS = std::conditional_t<
       N == 64, gmma::MMA_64x64x16_F32F16F16_SS<gmma::Major::K, gmma::Major::K>,
       gmma::MMA_64x32x16_F32F16F16_SS<gmma::Major::K, gmma::Major::K>>;
   using MmaO = gmma::MMA_64x256x16_F32F16F16_SS<gmma::Major::K, gmma::Major::MN>;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
 };
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
