@@ -13,6 +13,10 @@ else
 fi
 export MLA_WRAPPER_CACHE_DIR=$PWD/.cache/jit MLA_WRAPPER_RESULTS_DIR=$OUT PYTHONUNBUFFERED=1
 export FLASHINFER_CUDA_ARCH_LIST=9.0a
+# FlashInfer's JIT cache (the fa3 peer compiles on first use): carried in .cache/fiws when this
+# machine has one (unpack $OUT/fiws.tar of an earlier call there), returned in $OUT/fiws.tar.
+export FLASHINFER_WORKSPACE_BASE=$PWD/.cache/fiws
+trap 'tar -C .cache -cf $OUT/fiws.tar --exclude="*.o" --exclude="*.cu" fiws 2>/dev/null' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $OUT/gpu.txt
 i=0
 for step in "$@"; do

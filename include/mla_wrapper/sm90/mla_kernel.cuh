@@ -36,11 +36,16 @@
 // Where this schedule leaves speed (H200, 2026-11-23: 0.70-0.84x FlashInfer fa3 at H=128,
 // ~0.86 of the copy ceiling at H=16): the score GEMM reads Q and K from shared memory (4 KB per
 // 32 clocks of MMA, at the port's limit), the softmax does not overlap tensor work, and one
-// warpgroup idles during the scores. The next schedule is FlashMLA's "seesaw": each
-// warpgroup scores its own 64-token tile (m64n64, full K), the running max is shared through
-// shared memory, P V takes the warpgroup's own P from registers (wgmma RS) and the other's P
-// from shared memory, written into that tile's rope block (columns 512..575 are dead once the
-// scores exist: 64 x 64 x 2 bytes, exactly a P tile), so Q + two tiles still fit (216 KB).
+// warpgroup idles during the scores.
+// Tried and measured (H200, 2026-11-23; patch and ncu in
+// benchmarks/results/logs/sm90_seesaw_h200_2026-11-23): FlashMLA's "seesaw" on this ring (each
+// consumer scores alternate tiles, shared running max, own P V from registers (wgmma RS), the
+// other's P through the tile's dead rope block, per-column-block `full` barriers, per-half
+// `empty` barriers). Correct (234 GPU tests), but 2.2x slower than this schedule: 40% of the
+// warp stall samples wait for the other consumer's P. With two 64-token stages a consumer's
+// next own tile goes into the stage it has just freed, so a load latency and a score GEMM sit
+// on the alternating max chain every tile; the schedule needs a deeper KV ring (smaller tiles
+// cost the score GEMM its shared-memory bandwidth) or TMA loads issued per freed block.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
