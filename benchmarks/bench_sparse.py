@@ -1,5 +1,5 @@
 """Sparse (top-k) MLA benchmark (issue 8): decode through BatchSparseMLAWrapper and prefill
-through flash_mla_sparse_fwd, each next to our dense sm80 wrapper at the same FLOPs (B requests
+through flash_mla_sparse_fwd, each next to our dense wrapper (the family auto picks: sm90 on Hopper) at the same FLOPs (B requests
 of topk KV tokens each), in one process on the same device.
 
     python benchmarks/bench_sparse.py [--quick]
@@ -21,6 +21,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ResultWriter, bench_graph_us, bench_ms, ceilings, device_context  # noqa: E402
 
+from mla_wrapper import backends  # noqa: E402
 from mla_wrapper import (BatchMLAPagedAttentionWrapper, BatchSparseMLAWrapper,  # noqa: E402
                          flash_mla_sparse_fwd)
 from mla_wrapper.reference import rel_error, sparse_mla_attention  # noqa: E402
@@ -93,7 +94,8 @@ def main():
         rec = dict(mode=mode, heads=heads, tokens=tokens, cache_tokens=cache_tokens, topk=TOPK,
                    sparse_ms=round(ms, 4), sparse_tflops=round(f / ms / 1e9, 1),
                    dense_ms=round(dms, 4), dense_tflops=round(f / dms / 1e9, 1),
-                   ratio=round(dms / ms, 3), graph_replay=graph, rel_error=err)
+                   ratio=round(dms / ms, 3), graph_replay=graph, rel_error=err,
+                   family=backends.routed_family(torch.cuda.get_device_capability()).__name__.rsplit(".", 1)[-1])
         writer.write(rec)
         print(f"{mode:8} {heads:4} {tokens:6} {cache_tokens:7} {ms:10.4f} {rec['sparse_tflops']:8.1f} "
               f"{dms:9.4f} {rec['dense_tflops']:8.1f} {rec['ratio']:6.2f} {err:8.1e}")

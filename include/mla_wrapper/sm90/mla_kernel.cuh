@@ -46,6 +46,10 @@
 // next own tile goes into the stage it has just freed, so a load latency and a score GEMM sit
 // on the alternating max chain every tile; the schedule needs a deeper KV ring (smaller tiles
 // cost the score GEMM its shared-memory bandwidth) or TMA loads issued per freed block.
+// Also tried (same day): the scorer issuing S_{i+1} right after P_i V so both GEMMs share the
+// tensor cores: 0.78-0.90x this schedule (logs/sm90_seesaw_h200_2026-11-23/ab_early_scores.log):
+// a shorter tile leaves the load of tile i+2 exposed. Both results point at bytes in flight
+// (two 72 KB stages), not the tensor pipe, as what bounds this kernel now.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
