@@ -1,6 +1,6 @@
 """Sparse (top-k) MLA benchmark (issue 8): decode through BatchSparseMLAWrapper and prefill
-through flash_mla_sparse_fwd, each next to our dense wrapper (the family auto picks: sm90 on Hopper) at the same FLOPs (B requests
-of topk KV tokens each), in one process on the same device.
+through flash_mla_sparse_fwd, each next to our dense wrapper (the family auto picks: sm90 on
+Hopper) at the same FLOPs (B requests of topk KV tokens each), in one process on one device.
 
     python benchmarks/bench_sparse.py [--quick]
 
@@ -66,6 +66,8 @@ def main():
     print(f"{ctx['device']}  copy {ctx['copy_gbs']} GB/s  bf16 matmul {ctx['matmul_bf16_tflops']} TFLOP/s")
     print(f"{'mode':8} {'H':>4} {'tokens':>6} {'cache':>7} {'sparse ms':>10} {'TFLOP/s':>8} "
           f"{'dense ms':>9} {'TFLOP/s':>8} {'ratio':>6} {'err':>8}")
+    # The planned family both wrappers run here (its module name: sm90 or sm80).
+    family = backends.routed_family(torch.cuda.get_device_capability()).__name__.rsplit(".", 1)[-1]
     for mode, heads, tokens, cache_tokens in (QUICK if args.quick else FULL):
         g = torch.Generator().manual_seed(tokens + heads)
         kv = (torch.randn(cache_tokens, 1, 576, generator=g) * 0.5).to(torch.bfloat16).cuda()
@@ -95,7 +97,7 @@ def main():
                    sparse_ms=round(ms, 4), sparse_tflops=round(f / ms / 1e9, 1),
                    dense_ms=round(dms, 4), dense_tflops=round(f / dms / 1e9, 1),
                    ratio=round(dms / ms, 3), graph_replay=graph, rel_error=err,
-                   family=backends.routed_family(torch.cuda.get_device_capability()).__name__.rsplit(".", 1)[-1])
+                   family=family)
         writer.write(rec)
         print(f"{mode:8} {heads:4} {tokens:6} {cache_tokens:7} {ms:10.4f} {rec['sparse_tflops']:8.1f} "
               f"{dms:9.4f} {rec['dense_tflops']:8.1f} {rec['ratio']:6.2f} {err:8.1e}")

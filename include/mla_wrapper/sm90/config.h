@@ -20,12 +20,14 @@ constexpr int kStages = 2;
 constexpr int kConsumerWarpgroups = 2;
 constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);  // warpgroup 0 = producer
 constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
-// setmaxnreg budgets. The CTA's register pool is what the launch allocated (168 per thread,
-// __launch_bounds__(384, 1)): an increase past what the decrease freed waits forever (a
-// 48 / 232 split hung every launch on an H200, 2026-11-23).
+// setmaxnreg budgets. The CTA's register pool is what the launch allocated: with
+// __launch_bounds__(kThreads, 1), at most 64K / kThreads per thread in steps of 8 (168). An
+// increase past what the decrease freed waits forever (a 48 / 232 split hung every launch on
+// an H200, 2026-11-23).
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
-static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 168 * kThreads,
+constexpr int kLaunchRegsPerThread = 65536 / kThreads / 8 * 8;  // 168
+static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kLaunchRegsPerThread * kThreads,
               "setmaxnreg budgets exceed the registers the launch allocates");
 
 // Q K^T: kScorers consumer warpgroups compute the scores, scorer g S[64 rows, tokens

@@ -33,8 +33,8 @@
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
-// Where this schedule leaves speed (H200, 2026-11-23: 0.70-0.84x FlashInfer fa3 at H=128,
-// ~0.86 of the copy ceiling at H=16): the score GEMM reads Q and K from shared memory (4 KB per
+// Where this schedule leaves speed (H200, 2026-11-23: 0.69-0.90x FlashInfer fa3 at H=128,
+// 0.74-0.86 of the copy ceiling at H=16): the score GEMM reads Q and K from shared memory (4 KB per
 // 32 clocks of MMA, at the port's limit), the softmax does not overlap tensor work, and one
 // warpgroup idles during the scores.
 // Tried and measured (H200, 2026-11-23; patch and ncu in
