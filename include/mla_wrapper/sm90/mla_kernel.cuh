@@ -391,8 +391,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ __align__(1024) char smem_raw[];
   // Let the combine kernel launch now (it waits for this grid's completion before reading).
   asm volatile("griddepcontrol.launch_dependents;");
-  char* smem = reinterpret_cast<char*>(
-      (reinterpret_cast<uintptr_t>(smem_raw) + kSmemAlign - 1) & ~uintptr_t(kSmemAlign - 1));
+  // Aligned by offsetting the shared array itself (not through an integer cast), so that every
+  // access through `smem` stays a shared-memory instruction (LDS / STS), not a generic one.
+  char* smem = smem_raw + ((kSmemAlign - smem_addr(smem_raw) % kSmemAlign) % kSmemAlign);
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + kSmemBarriers);
   uint64_t* empty = full + kStages;
   if (threadIdx.x == 0) {
