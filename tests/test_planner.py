@@ -291,6 +291,26 @@ def test_no_split_when_batch_fills_gpu(H, B, L):
     assert np.all(d.work_info[:, 4] == -1)
 
 
+@pytest.mark.parametrize("H,qo,B,kinds", [(128, 1, 128, "equal"), (128, 1, 200, "random"),
+                                           (128, 2, 96, "random"), (64, 4, 300, "skewed")])
+def test_row_tiles_of_a_request_run_in_lockstep(H, qo, B, kinds):
+    # Every request has G = qo * H / 64 >= 2 equal row tiles and they outnumber the CTAs: the
+    # planner gives CTAs G v .. G v + G - 1 the same (request, kv range) sequence, row tile g
+    # each, so the G tiles of a request read the same KV at the same time (L2 serves the
+    # repeats instead of DRAM).
+    rng = np.random.default_rng(B)
+    kv = lengths(kinds, B, rng)
+    qo_indptr, kv_indptr, kv_len = make_batch(kv, qo)
+    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, False)
+    G = qo * H // 64
+    ind, w = d.cta_work_indptr, d.work_info
+    for v in range(132 // G):
+        items = [w[ind[v * G + g]: ind[v * G + g + 1]] for g in range(G)]
+        for g in range(G):
+            assert np.array_equal(items[g][:, [0, 2, 3]], items[0][:, [0, 2, 3]])
+            assert np.all(items[g][:, 1] == g)
+
+
 def test_small_batch_is_split():
     # B=1, kv 8192 on 132 CTAs: split into min_chunk-sized pieces, not one CTA doing all
     qo_indptr, kv_indptr, kv_len = make_batch([8192])

@@ -18,6 +18,10 @@
 //      takes whatever is left. A split only ever happens when a CTA closes, so a plan has at
 //      most num_ctas - 1 splits: work items <= row tiles + num_ctas - 1, merge items <=
 //      num_ctas - 1, partial slots <= 2 * (num_ctas - 1).
+//   3b. Lockstep groups: when every request has G >= 2 identical row tiles, they outnumber
+//      the CTAs and G divides num_ctas, steps 3-4 run on one tile per request over
+//      num_ctas / G CTAs and each CTA's work is replicated to G consecutive CTAs, row tile g
+//      each: the tiles of a request then read the same KV at the same time (L2 hits).
 //   4. The cap is searched (Newton steps, then regula falsi; a handful of O(tiles) passes)
 //      for the smallest max CTA cost. The plan without splits is used when it is within
 //      merge_launch of the plan with splits (or of the lower bound): no split when the batch
@@ -363,6 +367,115 @@ inline SearchResult search(const Tile* tiles, const int64_t* prefix, int32_t num
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Sums over the row tiles that the plan choice needs.
+struct TileTotals {
+  int64_t w0 = 0, w_splittable = 0, max_tile_cost = 0, max_unsplittable = 0;
+  int64_t min_piece = INT64_MAX, cut_overhead = 0, num_splittable = 0;
+  void add(const Tile& tl, int64_t m) {
+    const int64_t cost = int64_t(tl.fixed) + tl.len;
+    w0 += cost;
+    if (cost > max_tile_cost) max_tile_cost = cost;
+    if (tl.len >= 2 * m) {
+      w_splittable += cost;
+      cut_overhead += int64_t(tl.fixed) + 2 * int64_t(tl.split);
+      ++num_splittable;
+      const int64_t p = int64_t(tl.fixed) + tl.split + m;
+      if (p < min_piece) min_piece = p;
+    } else if (cost > max_unsplittable) {
+      max_unsplittable = cost;
+    }
+  }
+};
+
+// Chooses the cap (and whether to cut) for tiles[0, T) on C CTAs, then emits that plan
+// through e. Returns the emitting pass; *passes counts the sweeps.
+inline PassResult choose_and_emit(const PlannerConfig& cfg, const Tile* tiles,
+                                  const int64_t* prefix, int32_t T, int32_t C,
+                                  const TileTotals& tt, Emitter& e, int64_t* passes) {
+  const int64_t m = cfg.min_chunk, kv = cfg.kv_tile;
+  const int64_t f0 = cfg.fixed_cost, f1 = cfg.fixed_cost_per_row, s1 = cfg.split_cost_per_row;
+  const int32_t R = cfg.rows_per_tile;
+  const int64_t w0 = tt.w0, max_tile_cost = tt.max_tile_cost;
+  const int64_t lower = ceil_div(w0, C);
+  bool use_split = false;
+  int64_t cap;
+  const bool can_split = cfg.allow_split && C > 1 && tt.min_piece != INT64_MAX;
+  if (!can_split) {
+    // No cut possible: one tile per CTA when they fit, else a searched contiguous partition.
+    if (T <= C) {
+      cap = max_tile_cost;
+    } else {
+      const int64_t lo = lower > max_tile_cost ? lower : max_tile_cost;
+      cap = search<false>(tiles, prefix, T, C, lo, lower + max_tile_cost, lo, m, kv, 12, passes).cap;
+    }
+  } else {
+    // The plan with cuts. lo: no plan beats it (its max CTA cost is at least the mean, at
+    // least an uncuttable tile, and, if anything is cut, at least a minimal piece).
+    // hi: any cap >= ceil(W_max / C) + G is met, W_max = w0 + (C-1)(Fmax + 2 Smax) bounds the
+    // total cost with cuts, G = Fmax + Smax + 2 min_chunk + kv_tile bounds a closed CTA's
+    // unused room. x0: the mean plus the expected cost of cuts (about one per CTA boundary
+    // that falls in a cuttable tile).
+    int64_t lo = lower;
+    if (tt.max_unsplittable > lo) lo = tt.max_unsplittable;
+    const int64_t piece_or_tile = tt.min_piece < max_tile_cost ? tt.min_piece : max_tile_cost;
+    if (piece_or_tile > lo) lo = piece_or_tile;
+    // No split when the batch already fills the GPU in balance: if the plan without cuts is
+    // within merge_launch of lo, no plan with cuts can beat it by more (one tile per CTA when
+    // the tiles fit in the CTAs, else one sweep).
+    int64_t ns_lo = lower > max_tile_cost ? lower : max_tile_cost;
+    bool decided = false;
+    if (ns_lo <= lo + cfg.merge_launch_cost) {
+      if (T <= C) {
+        cap = max_tile_cost;
+        decided = true;
+      } else {
+        const int64_t x = lo + cfg.merge_launch_cost;
+        const PassResult r = sweep_search<false>(tiles, prefix, T, C, x, m, kv);
+        ++*passes;
+        if (r.max_load <= x) {
+          cap = x;
+          decided = true;
+        } else {  // estimate (not a bound) of the no-cut plan's cap, to skip a hopeless check
+          const int64_t d = r.open_load - (int64_t(C) - r.num_closed) * x;
+          const int64_t est = x + (d > 0 ? d / C : 0);
+          if (est > ns_lo) ns_lo = est;
+        }
+      }
+    }
+    if (!decided) {
+      const int64_t fmax = f0 + f1 * R, smax = s1 * R;
+      const int64_t hi =
+          ceil_div(w0 + int64_t(C - 1) * (fmax + 2 * smax), C) + fmax + smax + 2 * m + kv;
+      const double frac = double(tt.w_splittable) / double(w0);
+      const double cut_cost = double(tt.cut_overhead) / double(tt.num_splittable);  // fixed + 2 split
+      const int64_t x0 = ceil_div(w0 + int64_t(frac * double(C - 1) * cut_cost), C);
+      const SearchResult s = search<true>(tiles, prefix, T, C, lo, hi, x0, m, kv, 8, passes);
+      cap = s.cap;
+      use_split = true;
+      // The plan without cuts, if it is within merge_launch of the plan with cuts.
+      const int64_t ns_target = s.max_load + cfg.merge_launch_cost;
+      if (T <= C) {
+        if (max_tile_cost <= ns_target) {
+          use_split = false;
+          cap = max_tile_cost;
+        }
+      } else if (ns_lo <= ns_target) {
+        const PassResult r = sweep_search<false>(tiles, prefix, T, C, ns_target, m, kv);
+        ++*passes;
+        if (r.max_load <= ns_target) {
+          use_split = false;
+          cap = ns_target;
+        }
+      }
+    }
+  }
+
+  const PassResult r = use_split ? sweep<true, true>(tiles, T, C, cap, m, kv, &e)
+                                 : sweep<false, true>(tiles, T, C, cap, m, kv, &e);
+  ++*passes;
+  return r;
+}
+
 // The planner. Returns 0, or -1 with a message in mlaw::status_buffer() naming the argument.
 inline int plan(const PlannerConfig& cfg, int32_t batch, const int32_t* qo_indptr,
                 const int32_t* kv_indptr, const int32_t* kv_len) {
@@ -392,8 +505,10 @@ inline int plan(const PlannerConfig& cfg, int32_t batch, const int32_t* qo_indpt
 
   // Validate, fill request_info, build the row tiles.
   int64_t num_tiles = 0, rows_total = 0;
-  int64_t w0 = 0, w_splittable = 0, max_tile_cost = 0, max_unsplittable = 0;
-  int64_t min_piece = INT64_MAX, cut_overhead = 0, num_splittable = 0;
+  TileTotals tt;
+  // Lockstep groups (below) need every request to have the same G >= 2 row tiles, all of one
+  // length and one row count.
+  int64_t group = -1;  // G so far; 0 once a request rules grouping out
   int32_t memo_q = -1;
   int64_t memo_nt = 0;
   if (batch > 0 && (qo_indptr[0] < 0 || kv_indptr[0] < 0))
@@ -446,20 +561,12 @@ inline int plan(const PlannerConfig& cfg, int32_t batch, const int32_t* qo_indpt
       tl.fixed = int32_t(f0 + f1 * tile_rows);
       tl.split = int32_t(s1 * tile_rows);
       tl.request = r;
-      const int64_t cost = tl.fixed + len;
-      w0 += cost;
-      prefix[num_tiles + t + 1] = w0;
-      if (cost > max_tile_cost) max_tile_cost = cost;
-      if (len >= 2 * m) {
-        w_splittable += cost;
-        cut_overhead += int64_t(tl.fixed) + 2 * int64_t(tl.split);
-        ++num_splittable;
-        const int64_t p = int64_t(tl.fixed) + tl.split + m;
-        if (p < min_piece) min_piece = p;
-      } else if (cost > max_unsplittable) {
-        max_unsplittable = cost;
-      }
+      tt.add(tl, m);
+      prefix[num_tiles + t + 1] = tt.w0;
+      if (t > 0 && (tl.len != tiles[num_tiles].len || tl.fixed != tiles[num_tiles].fixed))
+        group = 0;
     }
+    if (group != 0) group = (group < 0 || group == nt) && nt >= 2 ? nt : 0;
     num_tiles += nt;
   }
   if (num_tiles > cfg.max_row_tiles)
@@ -471,83 +578,9 @@ inline int plan(const PlannerConfig& cfg, int32_t batch, const int32_t* qo_indpt
     return fail("qo_indptr: %lld query rows overflow int32", (long long)rows_total);
   const int32_t T = int32_t(num_tiles);
 
-  // Choose the plan.
-  const int64_t lower = ceil_div(w0, C);
+  // Choose the plan and emit it.
+  const int64_t lower = ceil_div(tt.w0, C);
   int64_t passes = 0;
-  bool use_split = false;
-  int64_t cap;
-  const bool can_split = cfg.allow_split && C > 1 && min_piece != INT64_MAX;
-  if (!can_split) {
-    // No cut possible: one tile per CTA when they fit, else a searched contiguous partition.
-    if (T <= C) {
-      cap = max_tile_cost;
-    } else {
-      const int64_t lo = lower > max_tile_cost ? lower : max_tile_cost;
-      cap = search<false>(tiles, prefix, T, C, lo, lower + max_tile_cost, lo, m, kv, 12, &passes).cap;
-    }
-  } else {
-    // The plan with cuts. lo: no plan beats it (its max CTA cost is at least the mean, at
-    // least an uncuttable tile, and, if anything is cut, at least a minimal piece).
-    // hi: any cap >= ceil(W_max / C) + G is met, W_max = w0 + (C-1)(Fmax + 2 Smax) bounds the
-    // total cost with cuts, G = Fmax + Smax + 2 min_chunk + kv_tile bounds a closed CTA's
-    // unused room. x0: the mean plus the expected cost of cuts (about one per CTA boundary
-    // that falls in a cuttable tile).
-    int64_t lo = lower;
-    if (max_unsplittable > lo) lo = max_unsplittable;
-    const int64_t piece_or_tile = min_piece < max_tile_cost ? min_piece : max_tile_cost;
-    if (piece_or_tile > lo) lo = piece_or_tile;
-    // No split when the batch already fills the GPU in balance: if the plan without cuts is
-    // within merge_launch of lo, no plan with cuts can beat it by more (one tile per CTA when
-    // the tiles fit in the CTAs, else one sweep).
-    int64_t ns_lo = lower > max_tile_cost ? lower : max_tile_cost;
-    bool decided = false;
-    if (ns_lo <= lo + cfg.merge_launch_cost) {
-      if (T <= C) {
-        cap = max_tile_cost;
-        decided = true;
-      } else {
-        const int64_t x = lo + cfg.merge_launch_cost;
-        const PassResult r = sweep_search<false>(tiles, prefix, T, C, x, m, kv);
-        ++passes;
-        if (r.max_load <= x) {
-          cap = x;
-          decided = true;
-        } else {  // estimate (not a bound) of the no-cut plan's cap, to skip a hopeless check
-          const int64_t d = r.open_load - (int64_t(C) - r.num_closed) * x;
-          const int64_t est = x + (d > 0 ? d / C : 0);
-          if (est > ns_lo) ns_lo = est;
-        }
-      }
-    }
-    if (!decided) {
-      const int64_t fmax = f0 + f1 * R, smax = s1 * R;
-      const int64_t hi =
-          ceil_div(w0 + int64_t(C - 1) * (fmax + 2 * smax), C) + fmax + smax + 2 * m + kv;
-      const double frac = double(w_splittable) / double(w0);
-      const double cut_cost = double(cut_overhead) / double(num_splittable);  // fixed + 2 split
-      const int64_t x0 = ceil_div(w0 + int64_t(frac * double(C - 1) * cut_cost), C);
-      const SearchResult s = search<true>(tiles, prefix, T, C, lo, hi, x0, m, kv, 8, &passes);
-      cap = s.cap;
-      use_split = true;
-      // The plan without cuts, if it is within merge_launch of the plan with cuts.
-      const int64_t ns_target = s.max_load + cfg.merge_launch_cost;
-      if (T <= C) {
-        if (max_tile_cost <= ns_target) {
-          use_split = false;
-          cap = max_tile_cost;
-        }
-      } else if (ns_lo <= ns_target) {
-        const PassResult r = sweep_search<false>(tiles, prefix, T, C, ns_target, m, kv);
-        ++passes;
-        if (r.max_load <= ns_target) {
-          use_split = false;
-          cap = ns_target;
-        }
-      }
-    }
-  }
-
-  // Emit.
   Emitter e;
   e.work = ws + cfg.off_work_info;
   e.cta_indptr = ws + cfg.off_cta_work_indptr;
@@ -556,9 +589,83 @@ inline int plan(const PlannerConfig& cfg, int32_t batch, const int32_t* qo_indpt
   e.max_merge = cfg.max_merge_items;
   e.max_slots = cfg.max_partial_slots;
   e.cta_indptr[0] = 0;
-  const PassResult r = use_split ? sweep<true, true>(tiles, T, C, cap, m, kv, &e)
-                                 : sweep<false, true>(tiles, T, C, cap, m, kv, &e);
-  ++passes;
+  PassResult r;
+  const int32_t G = int32_t(group > 0 ? group : 0);
+  if (G >= 2 && T > C && C % G == 0) {
+    // Lockstep groups: the G row tiles of a request read the same KV. Planned one
+    // representative tile per request over C / G virtual CTAs, virtual CTA v's work goes to
+    // CTAs G v .. G v + G - 1, one row tile each, with the same cuts: the G tiles of a
+    // request then stream the same KV range at the same time and L2 serves all but one of
+    // the reads (a plain sweep gives a CTA ~T / C consecutive tiles, so the tiles of a
+    // request run one after another and each reads the KV from DRAM). Every bound of the
+    // plain plan holds with w0 / G over C / G CTAs (the same or tighter).
+    static thread_local std::vector<Tile> vtile_buf;
+    static thread_local std::vector<int64_t> vprefix_buf;
+    static thread_local std::vector<int32_t> vwork_buf, vind_buf, vmerge_buf, slot_buf;
+    const int32_t Tv = T / G, Cv = C / G;
+    vtile_buf.resize(Tv);
+    vprefix_buf.resize(int64_t(Tv) + 1);
+    TileTotals vt;
+    vprefix_buf[0] = 0;
+    for (int32_t i = 0; i < Tv; ++i) {
+      vtile_buf[i] = tiles[int64_t(i) * G];
+      vt.add(vtile_buf[i], m);
+      vprefix_buf[i + 1] = vt.w0;
+    }
+    Emitter ve;
+    ve.max_work = cfg.max_work_items / G;
+    ve.max_merge = cfg.max_merge_items / G;
+    ve.max_slots = cfg.max_partial_slots / G;
+    vwork_buf.resize(int64_t(ve.max_work) * kWorkFields);
+    vind_buf.resize(Cv + 1);
+    vmerge_buf.resize(int64_t(ve.max_merge) * kMergeFields);
+    ve.work = vwork_buf.data();
+    ve.cta_indptr = vind_buf.data();
+    ve.merge = vmerge_buf.data();
+    ve.cta_indptr[0] = 0;
+    r = choose_and_emit(cfg, vtile_buf.data(), vprefix_buf.data(), Tv, Cv, vt, ve, &passes);
+    if (ve.overflow) {
+      e.overflow = true;
+    } else {
+      // Virtual slot s of a merge (first, n) -> slot first G + g n + (s - first) of tile g.
+      slot_buf.resize(int64_t(ve.num_slots) * 2);
+      for (int32_t k = 0; k < ve.num_merge; ++k) {
+        const int32_t* mv = ve.merge + int64_t(k) * kMergeFields;
+        for (int32_t j = 0; j < mv[kMergeNumSlots]; ++j) {
+          slot_buf[2 * int64_t(mv[kMergeFirstSlot] + j)] = mv[kMergeFirstSlot];
+          slot_buf[2 * int64_t(mv[kMergeFirstSlot] + j) + 1] = mv[kMergeNumSlots];
+        }
+        for (int32_t g = 0; g < G; ++g) {
+          int32_t* mo = e.merge + int64_t(k * G + g) * kMergeFields;
+          mo[kMergeRequest] = mv[kMergeRequest];
+          mo[kMergeRowTile] = g;
+          mo[kMergeFirstSlot] = mv[kMergeFirstSlot] * G + g * mv[kMergeNumSlots];
+          mo[kMergeNumSlots] = mv[kMergeNumSlots];
+        }
+      }
+      for (int32_t c = 0; c < C; ++c) {
+        const int32_t v = c / G, g = c % G;
+        for (int32_t i = ve.cta_indptr[v]; i < ve.cta_indptr[v + 1]; ++i) {
+          const int32_t* wv = ve.work + int64_t(i) * kWorkFields;
+          int32_t* wo = e.work + int64_t(e.num_work) * kWorkFields;
+          for (int f = 0; f < kWorkFields; ++f) wo[f] = wv[f];
+          wo[kWorkRowTile] = g;
+          const int32_t sv = wv[kWorkPartialSlot];
+          if (sv >= 0) {
+            const int32_t first = slot_buf[2 * int64_t(sv)], n = slot_buf[2 * int64_t(sv) + 1];
+            wo[kWorkPartialSlot] = first * G + g * n + (sv - first);
+          }
+          ++e.num_work;
+        }
+        e.cta_indptr[c + 1] = e.num_work;
+      }
+      e.num_merge = ve.num_merge * G;
+      e.num_slots = ve.num_slots * G;
+      r.total *= G;  // max_load is per CTA: the same
+    }
+  } else {
+    r = choose_and_emit(cfg, tiles, prefix, T, C, tt, e, &passes);
+  }
   if (e.overflow)
     return fail("planner: internal error: plan exceeds the layout's capacities (work %d/%d, "
                 "merge %d/%d, slots %d/%d)",
