@@ -33,8 +33,8 @@
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
-// Where this schedule leaves speed (H200, 2026-11-23: 0.69-0.90x FlashInfer fa3 at H=128,
-// 0.74-0.86 of the copy ceiling at H=16): the score GEMM reads Q and K from shared memory (4 KB per
+// Where this schedule leaves speed (H200, 2026-11-23, with the planner's lockstep groups:
+// 0.82-0.87x FlashInfer fa3 at H=128, 0.75-0.86 of the copy ceiling at H=16): the score GEMM reads Q and K from shared memory (4 KB per
 // 32 clocks of MMA, at the port's limit), the softmax does not overlap tensor work, and one
 // warpgroup idles during the scores.
 // Tried and measured (H200, 2026-11-23; patch and ncu in
@@ -50,6 +50,9 @@
 // tensor cores: 0.78-0.90x this schedule (logs/sm90_seesaw_h200_2026-11-23/ab_early_scores.log):
 // a shorter tile leaves the load of tile i+2 exposed. Both results point at bytes in flight
 // (two 72 KB stages), not the tensor pipe, as what bounds this kernel now.
+// A second seesaw (logs/sm90_seesaw2_h200_2026-11-23/README.md) found the cp.async gather on
+// that path: per-block address math made both seesaws producer-bound, and without it a seesaw
+// still waits a load latency per tile pair (best: 0.82x this schedule); it needs TMA boxes.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
