@@ -9,7 +9,8 @@
 # Phases (each fits one 10-minute call on an H200 with a warm cache; combine small ones):
 #   sm90      issue 7: the quick sm90 check, the sm90 half of the wrapper / routed grid, and a
 #             quick sm80-vs-sm90 timing (no peers: nothing to JIT on the device)
-#   profile   issue 7: ncu of the sm90 kernel, compute-bound (H=128) and memory-bound (H=16)
+#   profile   issue 7: ncu of the sm90 kernel, compute-bound (H=128) and memory-bound (H=16),
+#             with per-SASS-instruction stall samples exported as CSV (where warps wait)
 #   decode    issue 7: bench_decode's full grid, sm80 + sm90 + FlashInfer fa2/fa3 (its JIT
 #             compiles on first use), results in $OUT/decode.jsonl
 #   tests     every GPU test (all backends, sparse, torch ops, distributed on one GPU, bounds)
@@ -32,7 +33,7 @@ for phase in "${@:-sm90}"; do
               "timeout 100 python benchmarks/bench_decode.py --quick --backends sm80,sm90 --budget-s 80") ;;
     profile)
       for shape in "128 64 4096" "16 64 16384"; do
-        steps+=("timeout 240 ncu --set full -k regex:mla_sm90_kernel --launch-skip 1 --launch-count 1 -f -o \$OUT/sm90_${shape// /_} python benchmarks/check_sm90_dev.py --backend sm90 --profile $shape")
+        steps+=("timeout 240 ncu --set full --import-source yes -k regex:mla_sm90_kernel --launch-skip 1 --launch-count 1 -f -o \$OUT/sm90_${shape// /_} python benchmarks/check_sm90_dev.py --backend sm90 --profile $shape && ncu -i \$OUT/sm90_${shape// /_}.ncu-rep --page source --csv --print-source sass > \$OUT/sm90_${shape// /_}_source.csv")
       done ;;
     decode)
       steps+=("timeout 560 python benchmarks/bench_decode.py --backends sm80,sm90,fi_fa2,fi_fa3 --budget-s 480") ;;
