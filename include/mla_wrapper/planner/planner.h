@@ -476,6 +476,83 @@ inline PassResult choose_and_emit(const PlannerConfig& cfg, const Tile* tiles,
   return r;
 }
 
+// Lockstep groups: every request has G identical row tiles, which read the same KV. Planned
+// with one representative tile per request over C / G virtual CTAs; virtual CTA v's work goes
+// to CTAs G v .. G v + G - 1, one row tile each, with the same cuts: the G tiles of a request
+// then stream the same KV range at the same time and L2 serves all but one of the reads (a
+// plain sweep gives a CTA ~T / C consecutive tiles, so the tiles of a request run one after
+// another and each reads the KV from DRAM). Every bound of the plain plan holds with w0 / G
+// over C / G CTAs (the same or tighter). Emits through e (the real plan's buffers); returns the
+// emitting pass with its total over all C CTAs.
+inline PassResult plan_lockstep(const PlannerConfig& cfg, const Tile* tiles, int32_t T,
+                                int32_t C, int32_t G, Emitter& e, int64_t* passes) {
+  static thread_local std::vector<Tile> vtile_buf;
+  static thread_local std::vector<int64_t> vprefix_buf;
+  static thread_local std::vector<int32_t> vwork_buf, vind_buf, vmerge_buf, slot_buf;
+  const int32_t Tv = T / G, Cv = C / G;
+  vtile_buf.resize(Tv);
+  vprefix_buf.resize(int64_t(Tv) + 1);
+  TileTotals vt;
+  vprefix_buf[0] = 0;
+  for (int32_t i = 0; i < Tv; ++i) {
+    vtile_buf[i] = tiles[int64_t(i) * G];
+    vt.add(vtile_buf[i], cfg.min_chunk);
+    vprefix_buf[i + 1] = vt.w0;
+  }
+  Emitter ve;
+  ve.max_work = cfg.max_work_items / G;
+  ve.max_merge = cfg.max_merge_items / G;
+  ve.max_slots = cfg.max_partial_slots / G;
+  vwork_buf.resize(int64_t(ve.max_work) * kWorkFields);
+  vind_buf.resize(Cv + 1);
+  vmerge_buf.resize(int64_t(ve.max_merge) * kMergeFields);
+  ve.work = vwork_buf.data();
+  ve.cta_indptr = vind_buf.data();
+  ve.merge = vmerge_buf.data();
+  ve.cta_indptr[0] = 0;
+  PassResult r = choose_and_emit(cfg, vtile_buf.data(), vprefix_buf.data(), Tv, Cv, vt, ve, passes);
+  if (ve.overflow) {
+    e.overflow = true;
+    return r;
+  }
+  // Virtual slot s of a merge (first, n) -> slot first G + g n + (s - first) of tile g.
+  slot_buf.resize(int64_t(ve.num_slots) * 2);
+  for (int32_t k = 0; k < ve.num_merge; ++k) {
+    const int32_t* mv = ve.merge + int64_t(k) * kMergeFields;
+    for (int32_t j = 0; j < mv[kMergeNumSlots]; ++j) {
+      slot_buf[2 * int64_t(mv[kMergeFirstSlot] + j)] = mv[kMergeFirstSlot];
+      slot_buf[2 * int64_t(mv[kMergeFirstSlot] + j) + 1] = mv[kMergeNumSlots];
+    }
+    for (int32_t g = 0; g < G; ++g) {
+      int32_t* mo = e.merge + int64_t(k * G + g) * kMergeFields;
+      mo[kMergeRequest] = mv[kMergeRequest];
+      mo[kMergeRowTile] = g;
+      mo[kMergeFirstSlot] = mv[kMergeFirstSlot] * G + g * mv[kMergeNumSlots];
+      mo[kMergeNumSlots] = mv[kMergeNumSlots];
+    }
+  }
+  for (int32_t c = 0; c < C; ++c) {
+    const int32_t v = c / G, g = c % G;
+    for (int32_t i = ve.cta_indptr[v]; i < ve.cta_indptr[v + 1]; ++i) {
+      const int32_t* wv = ve.work + int64_t(i) * kWorkFields;
+      int32_t* wo = e.work + int64_t(e.num_work) * kWorkFields;
+      for (int f = 0; f < kWorkFields; ++f) wo[f] = wv[f];
+      wo[kWorkRowTile] = g;
+      const int32_t sv = wv[kWorkPartialSlot];
+      if (sv >= 0) {
+        const int32_t first = slot_buf[2 * int64_t(sv)], n = slot_buf[2 * int64_t(sv) + 1];
+        wo[kWorkPartialSlot] = first * G + g * n + (sv - first);
+      }
+      ++e.num_work;
+    }
+    e.cta_indptr[c + 1] = e.num_work;
+  }
+  e.num_merge = ve.num_merge * G;
+  e.num_slots = ve.num_slots * G;
+  r.total *= G;  // max_load is per CTA: the same
+  return r;
+}
+
 // The planner. Returns 0, or -1 with a message in mlaw::status_buffer() naming the argument.
 inline int plan(const PlannerConfig& cfg, int32_t batch, const int32_t* qo_indptr,
                 const int32_t* kv_indptr, const int32_t* kv_len) {
@@ -589,83 +666,10 @@ inline int plan(const PlannerConfig& cfg, int32_t batch, const int32_t* qo_indpt
   e.max_merge = cfg.max_merge_items;
   e.max_slots = cfg.max_partial_slots;
   e.cta_indptr[0] = 0;
-  PassResult r;
   const int32_t G = int32_t(group > 0 ? group : 0);
-  if (G >= 2 && T > C && C % G == 0) {
-    // Lockstep groups: the G row tiles of a request read the same KV. Planned one
-    // representative tile per request over C / G virtual CTAs, virtual CTA v's work goes to
-    // CTAs G v .. G v + G - 1, one row tile each, with the same cuts: the G tiles of a
-    // request then stream the same KV range at the same time and L2 serves all but one of
-    // the reads (a plain sweep gives a CTA ~T / C consecutive tiles, so the tiles of a
-    // request run one after another and each reads the KV from DRAM). Every bound of the
-    // plain plan holds with w0 / G over C / G CTAs (the same or tighter).
-    static thread_local std::vector<Tile> vtile_buf;
-    static thread_local std::vector<int64_t> vprefix_buf;
-    static thread_local std::vector<int32_t> vwork_buf, vind_buf, vmerge_buf, slot_buf;
-    const int32_t Tv = T / G, Cv = C / G;
-    vtile_buf.resize(Tv);
-    vprefix_buf.resize(int64_t(Tv) + 1);
-    TileTotals vt;
-    vprefix_buf[0] = 0;
-    for (int32_t i = 0; i < Tv; ++i) {
-      vtile_buf[i] = tiles[int64_t(i) * G];
-      vt.add(vtile_buf[i], m);
-      vprefix_buf[i + 1] = vt.w0;
-    }
-    Emitter ve;
-    ve.max_work = cfg.max_work_items / G;
-    ve.max_merge = cfg.max_merge_items / G;
-    ve.max_slots = cfg.max_partial_slots / G;
-    vwork_buf.resize(int64_t(ve.max_work) * kWorkFields);
-    vind_buf.resize(Cv + 1);
-    vmerge_buf.resize(int64_t(ve.max_merge) * kMergeFields);
-    ve.work = vwork_buf.data();
-    ve.cta_indptr = vind_buf.data();
-    ve.merge = vmerge_buf.data();
-    ve.cta_indptr[0] = 0;
-    r = choose_and_emit(cfg, vtile_buf.data(), vprefix_buf.data(), Tv, Cv, vt, ve, &passes);
-    if (ve.overflow) {
-      e.overflow = true;
-    } else {
-      // Virtual slot s of a merge (first, n) -> slot first G + g n + (s - first) of tile g.
-      slot_buf.resize(int64_t(ve.num_slots) * 2);
-      for (int32_t k = 0; k < ve.num_merge; ++k) {
-        const int32_t* mv = ve.merge + int64_t(k) * kMergeFields;
-        for (int32_t j = 0; j < mv[kMergeNumSlots]; ++j) {
-          slot_buf[2 * int64_t(mv[kMergeFirstSlot] + j)] = mv[kMergeFirstSlot];
-          slot_buf[2 * int64_t(mv[kMergeFirstSlot] + j) + 1] = mv[kMergeNumSlots];
-        }
-        for (int32_t g = 0; g < G; ++g) {
-          int32_t* mo = e.merge + int64_t(k * G + g) * kMergeFields;
-          mo[kMergeRequest] = mv[kMergeRequest];
-          mo[kMergeRowTile] = g;
-          mo[kMergeFirstSlot] = mv[kMergeFirstSlot] * G + g * mv[kMergeNumSlots];
-          mo[kMergeNumSlots] = mv[kMergeNumSlots];
-        }
-      }
-      for (int32_t c = 0; c < C; ++c) {
-        const int32_t v = c / G, g = c % G;
-        for (int32_t i = ve.cta_indptr[v]; i < ve.cta_indptr[v + 1]; ++i) {
-          const int32_t* wv = ve.work + int64_t(i) * kWorkFields;
-          int32_t* wo = e.work + int64_t(e.num_work) * kWorkFields;
-          for (int f = 0; f < kWorkFields; ++f) wo[f] = wv[f];
-          wo[kWorkRowTile] = g;
-          const int32_t sv = wv[kWorkPartialSlot];
-          if (sv >= 0) {
-            const int32_t first = slot_buf[2 * int64_t(sv)], n = slot_buf[2 * int64_t(sv) + 1];
-            wo[kWorkPartialSlot] = first * G + g * n + (sv - first);
-          }
-          ++e.num_work;
-        }
-        e.cta_indptr[c + 1] = e.num_work;
-      }
-      e.num_merge = ve.num_merge * G;
-      e.num_slots = ve.num_slots * G;
-      r.total *= G;  // max_load is per CTA: the same
-    }
-  } else {
-    r = choose_and_emit(cfg, tiles, prefix, T, C, tt, e, &passes);
-  }
+  const PassResult r = G >= 2 && T > C && C % G == 0
+                           ? plan_lockstep(cfg, tiles, T, C, G, e, &passes)
+                           : choose_and_emit(cfg, tiles, prefix, T, C, tt, e, &passes);
   if (e.overflow)
     return fail("planner: internal error: plan exceeds the layout's capacities (work %d/%d, "
                 "merge %d/%d, slots %d/%d)",

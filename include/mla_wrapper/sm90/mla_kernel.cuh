@@ -34,9 +34,9 @@
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
 // Where this schedule leaves speed (H200, 2026-11-23, with the planner's lockstep groups:
-// 0.82-0.87x FlashInfer fa3 at H=128, 0.75-0.86 of the copy ceiling at H=16): the score GEMM reads Q and K from shared memory (4 KB per
-// 32 clocks of MMA, at the port's limit), the softmax does not overlap tensor work, and one
-// warpgroup idles during the scores.
+// 0.82-0.87x FlashInfer fa3 at H=128, 0.75-0.86 of the copy ceiling at H=16): the score GEMM
+// reads Q and K from shared memory (4 KB per 32 clocks of MMA, at the port's limit), the
+// softmax does not overlap tensor work, and one warpgroup idles during the scores.
 // Tried and measured (H200, 2026-11-23; patch and ncu in
 // benchmarks/results/logs/sm90_seesaw_h200_2026-11-23): FlashMLA's "seesaw" on this ring (each
 // consumer scores alternate tiles, shared running max, own P V from registers (wgmma RS), the
