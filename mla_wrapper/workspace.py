@@ -221,6 +221,7 @@ class MlaRunArgsStruct(ctypes.Structure):
         ("sm_scale", ctypes.c_float),
         ("causal", _i32),
         ("lse_base_e", _i32),
+        ("num_pages", _i32),
     ]
 
 

@@ -91,6 +91,7 @@ typedef struct MlaRunArgs {
   float sm_scale;           // softmax scale applied to q.k (natural-log domain)
   int32_t causal;           // 1: per-row causal limit (see above)
   int32_t lse_base_e;       // 1: write lse in natural log instead of base 2
+  int32_t num_pages;        // ckv.shape[0]: bounds of sm90's TMA tensor maps (0: no TMA)
 } MlaRunArgs;
 
 #ifdef __cplusplus

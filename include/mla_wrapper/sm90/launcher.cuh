@@ -5,8 +5,12 @@
 // CUDA graph (the grids depend only on plan->num_ctas and plan->max_merge_items).
 #pragma once
 
+#include <cuda.h>
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/common/run_checks.h"
@@ -20,6 +24,62 @@ namespace sm90 {
 
 static_assert(kRowsPerTile == sm80::kRowsPerTile && kHeadDimCkv == sm80::kHeadDimCkv,
               "the sm80 combine kernel merges this family's partials: same tile and width");
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no -lcuda); null when the
+// driver does not offer it (every tile then goes through cp.async).
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+// One cache tensor [num_pages][page_size][cols] (16-bit elements, strides in elements) as a
+// TMA map with boxes of 64 columns x 64 tokens in the 128-byte swizzle. False where TMA cannot
+// express it (alignment, strides): the caller then leaves the tile loads to cp.async.
+inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t stride_token,
+                          int64_t stride_page, int page_size, int num_pages) {
+  PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0 || stride_token <= 0 ||
+      stride_page <= 0 || (stride_token * 2) % 16 != 0 || (stride_page * 2) % 16 != 0 ||
+      stride_page * 2 >= (int64_t(1) << 40))
+    return false;
+  const cuuint64_t dims[3] = {cuuint64_t(cols), cuuint64_t(page_size), cuuint64_t(num_pages)};
+  const cuuint64_t strides[2] = {cuuint64_t(stride_token * 2), cuuint64_t(stride_page * 2)};
+  const cuuint32_t box[3] = {cuuint32_t(kBlockCols), cuuint32_t(kKvTile), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(base), dims, strides,
+                box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The paged cache's TMA maps for this run (host only, a few hundred ns: the descriptors travel
+// as a kernel parameter, so a captured CUDA graph replays with the ones of its capture).
+#ifndef MLAW_SM90_TMA
+#define MLAW_SM90_TMA 1  // 0: cp.async for every tile (A/B builds)
+#endif
+template <typename Kv>
+inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
+  KvTensorMaps maps;
+  maps.enabled = 0;
+  if (!MLAW_SM90_TMA || !std::is_same<Kv, PagedKv>::value || a.num_pages <= 0 || a.page_size % kKvTile != 0)
+    return maps;
+  maps.enabled =
+      encode_kv_map(&maps.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
+                    a.page_size, a.num_pages) &&
+      encode_kv_map(&maps.kpe, a.kpe, kHeadDimKpe, a.kpe_stride_token, a.kpe_stride_page,
+                    a.page_size, a.num_pages);
+  return maps;
+}
 
 struct DeviceSetup {
   bool ready = false;
@@ -56,7 +116,8 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     ds.ready = true;
   }
   if (plan->num_ctas > 0) {
-    mla_sm90_kernel<T, Kv><<<plan->num_ctas, kThreads, kSmemAlloc, stream>>>(*plan, *args, kvm);
+    mla_sm90_kernel<T, Kv><<<plan->num_ctas, kThreads, kSmemAlloc, stream>>>(
+        *plan, *args, kvm, make_kv_maps<Kv>(*args));
     if (int st = launch_status()) return st;
   }
   return sm80::launch_combine<T>(plan, args, stream, ds.sm_count, /*pdl=*/true);

@@ -94,11 +94,21 @@ struct WorkItem {
   }
 };
 
+// TMA descriptors of the paged cache (launcher.cuh encodes them per run): ckv as
+// [num_pages][page_size][512] and kpe as [num_pages][page_size][64], boxes of 64 tokens x 64
+// columns in the 128-byte swizzle of the KV stage. enabled = 0 (gather mode, a page size that
+// is not a multiple of 64, strides TMA cannot express): every tile goes through cp.async.
+struct KvTensorMaps {
+  CUtensorMap ckv;
+  CUtensorMap kpe;
+  int enabled;
+};
+
 // ---------------------------------------------------------------------------------- producer
 template <typename T, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
-                                        int w_begin, int w_end, uint32_t kv_smem, uint64_t* full,
-                                        uint64_t* empty) {
+                                        const KvTensorMaps& maps, int w_begin, int w_end,
+                                        uint32_t kv_smem, uint64_t* full, uint64_t* empty) {
   const int tid = threadIdx.x;  // 0..127
   const int chunk = tid % 8;    // 16-byte chunk of each 128-byte column block this thread copies
   const uint64_t policy = evict_first_policy();
@@ -123,6 +133,26 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
       const int t0 = item.kv_start + it * kKvTile;
+      // A whole tile inside one page goes as 9 TMA boxes issued by one thread (thread 0's
+      // first token is the tile's first: page[0] is its page); the others only arrive.
+      // Partial tiles (a request's last) keep cp.async, which zero-fills past the end.
+      if (maps.enabled && t0 + kKvTile <= item.kv_end &&
+          t0 % args.page_size + kKvTile <= args.page_size) {
+        if (tid == 0) {
+          const int off = t0 % args.page_size;
+          mbar_arrive_expect_tx(&full[stage], kKvStageBytes);
+#pragma unroll
+          for (int b = 0; b < kColBlocks - 1; ++b)
+            tma_load_3d(dst_stage + b * kKvBlockBytes, &maps.ckv, &full[stage], b * kBlockCols,
+                        off, page[0], policy);
+          tma_load_3d(dst_stage + (kColBlocks - 1) * kKvBlockBytes, &maps.kpe, &full[stage], 0,
+                      off, page[0], policy);
+        } else {
+          mbar_arrive(&full[stage]);
+        }
+        if (it + 1 < item.num_tiles) load_pages(it + 1);
+        continue;
+      }
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
@@ -389,7 +419,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
 // sparse/gather.cuh: SlotGather, per-token slot ids of the top-k gather mode).
 template <typename T, typename Kv = PagedKv>
 __global__ void __launch_bounds__(kThreads, 1)
-    mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm) {
+    mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm,
+                    const __grid_constant__ KvTensorMaps maps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(1024) char smem_raw[];
   // Let the combine kernel launch now (it waits for this grid's completion before reading).
@@ -411,7 +442,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int w_end = plan.cta_work_indptr[blockIdx.x + 1];
   if (threadIdx.x < 128) {
     setmaxnreg_dec<kProducerRegs>();
-    produce<T>(plan, args, kvm, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
+    if (threadIdx.x == 0 && maps.enabled) {
+      prefetch_tensor_map(&maps.ckv);
+      prefetch_tensor_map(&maps.kpe);
+    }
+    produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
     consume<T>(plan, args, kvm, w_begin, w_end, smem, full, empty);

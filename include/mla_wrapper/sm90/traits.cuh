@@ -1,8 +1,10 @@
 // Device building blocks of the sm90 MLA family: wgmma operand descriptors for the 128-byte
 // swizzled tiles (config.h), the wgmma instructions per element type (CuTe's SM90 GMMA atoms),
-// mbarrier waits/arrivals, cp.async with an L2 evict-first policy, and register budgets.
+// mbarrier waits/arrivals, cp.async and TMA box loads with an L2 evict-first policy, and
+// register budgets.
 #pragma once
 
+#include <cuda.h>  // CUtensorMap (the type only: nothing here links the driver)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -166,6 +168,28 @@ __device__ __forceinline__ void cp_async_wait() {
 __device__ __forceinline__ void cp_async_mbar_arrive(uint64_t* bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_addr(bar))
                : "memory");
+}
+
+// Arrives on `bar` and adds `bytes` to the transaction count its phase waits for (TMA).
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(
+                   smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+
+// TMA: copies the box at coordinates (c0, c1, c2) of the 3-D tensor map `map` (a kernel
+// parameter: __grid_constant__) into shared memory at `smem`, completing its bytes on `bar`.
+__device__ __forceinline__ void tma_load_3d(uint32_t smem, const CUtensorMap* map, uint64_t* bar,
+                                            int c0, int c1, int c2, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".L2::cache_hint [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(smem),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2),
+      "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
 template <int kRegs>
