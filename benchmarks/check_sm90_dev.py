@@ -5,6 +5,7 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
     python benchmarks/check_sm90_dev.py --backend sm90 --profile H B L   # one case, 3 runs (ncu)
     python benchmarks/check_sm90_dev.py --backend sm90 --variant "-DKNOB=1"  # checks + A/B timing
       of the family's library built with extra nvcc flags against the default build
+      (--variant "lib:path/{dt}.so": a library built elsewhere, e.g. another schedule)
 """
 from __future__ import annotations
 
@@ -36,7 +37,12 @@ def use_variant(w, flags):
     impl = w._impl
     spec = impl.family.spec(str(w._plan_config[5]).split(".")[-1], device_arch(w.device),
                             device=w.device)
-    mod = load(dataclasses.replace(spec, extra_flags=tuple(flags.split())))
+    if flags.startswith("lib:"):  # a library built elsewhere ({dt}: bf16 / fp16), e.g. from a
+        from mla_wrapper.jit.load import KernelModule  # worktree holding another schedule
+        dt = "bf16" if w._plan_config[5] == torch.bfloat16 else "fp16"
+        mod = KernelModule(spec, Path(flags[4:].format(dt=dt)))
+    else:
+        mod = load(dataclasses.replace(spec, extra_flags=tuple(flags.split())))
     impl.modules[w._plan_config[5]] = impl.module = mod
     impl.fn = getattr(mod, impl.family.RUN_EXPORT)
 

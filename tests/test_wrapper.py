@@ -178,6 +178,35 @@ def test_separate_and_fused_cache_views_agree(workspace):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("page_size", [64, 128, 256])
+def test_layer_strided_cache_with_nan_past_the_end(workspace, poison, planned_backend, page_size):
+    """The cache as one layer of a [pages, layers, page_size, 576] pool (a page stride that is
+    not page_size rows: sm90's TMA tensor maps take it as a third dimension), with NaN in every
+    slot past a request's kv_len: whole 64-token tiles come through TMA, a request's last
+    partial tile must not read those NaN (it is gathered with zero fill), split pieces too."""
+    b = make_batch([64, 100, 1000, 4097, 3 * page_size], 1, 128, page_size, torch.bfloat16,
+                   seed=21)
+    pages = b["ckv"].shape[0]
+    pool = torch.randn(pages, 3, page_size, 576, device="cuda").to(torch.bfloat16)
+    layer = pool[:, 1]
+    layer.copy_(torch.cat([b["ckv"], b["kpe"]], dim=-1))
+    kv_indptr, kv_indices = b["kv_indptr"], b["kv_indices"].cpu()
+    for r, n in enumerate(b["kv_len"].tolist()):  # NaN after the last token of each request
+        last = int(kv_indices[int(kv_indptr[r + 1]) - 1])
+        if n % page_size:
+            layer[last, n % page_size:] = float("nan")
+    b["ckv"], b["kpe"] = layer[..., :512], layer[..., 512:]
+    assert b["ckv"].stride(0) == 3 * page_size * 576
+    w = new_wrapper(workspace, backend=planned_backend)
+    plan(w, b, False)
+    out = poison(torch.empty(5, 128, 512, dtype=torch.bfloat16, device="cuda"))
+    lse = poison(torch.empty(5, 128, dtype=torch.float32, device="cuda"))
+    w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse)
+    torch.cuda.synchronize()
+    check(b, out, lse, False)
+
+
+@pytest.mark.gpu
 def test_inflight_replan(workspace, poison):
     """plan(X), run, plan(Y) at once (X's kernels still running), run: both outputs right."""
     bx = make_batch([30000] * 8, 1, 128, 64, torch.bfloat16, seed=11)

@@ -1,7 +1,7 @@
 // Tile constants of the Hopper (sm_90a) MLA kernel family: wgmma (warpgroup MMA) from shared
-// memory, a cp.async producer warpgroup feeding a 2-stage KV ring through mbarriers, two
-// consumer warpgroups that split the KV tile's tokens for Q K^T and the 512 output columns for
-// P V. The Python side mirrors what the planner needs in mla_wrapper/backends/sm90.py
+// memory, a producer warpgroup (TMA boxes, or cp.async gathers) feeding a 2-stage KV ring
+// through mbarriers, two consumer warpgroups that split the KV tile's tokens for Q K^T and the
+// 512 output columns for P V. The Python side mirrors what the planner needs in mla_wrapper/backends/sm90.py
 // (ROWS_PER_TILE, KV_TILE); the plan format is the sm80 family's (common/plan.h).
 #pragma once
 

@@ -3,12 +3,16 @@
 //
 // Schedule of one CTA (384 threads = 3 warpgroups, one CTA per SM, ~226 KB of shared memory):
 //   warpgroup 0, producer (setmaxnreg 40): for every KV tile of every work item, in order,
-//     waits until the ring stage is free (mbarrier `empty`), gathers the tile through the page
-//     table with 16-byte cp.async (8 threads per token, any page size; L2 evict-first: the
-//     stream is read once; the next tile's page ids are loaded while it waits) into the
-//     128-byte-swizzled wgmma layout, zero-filling tokens past the item's range, and arrives
-//     on `full` when its copies land (cp.async.mbarrier.arrive.noinc: the producer does not
-//     wait for its copies, so both stages can be in flight).
+//     waits until the ring stage is free (mbarrier `empty`), then loads the tile into the
+//     128-byte-swizzled wgmma layout (L2 evict-first: the stream is read once):
+//     - a whole tile inside one page (page size a multiple of 64): one thread issues 9 TMA
+//       boxes of 64 tokens x 64 columns (tensor maps of ckv and kpe, launcher.cuh) with
+//       expect_tx on `full`; the other threads just arrive;
+//     - otherwise (page sizes 1..32, a request's last partial tile, the sparse gather mode):
+//       16-byte cp.async through the page table (8 threads per token; the next tile's page
+//       ids are loaded while it waits), zero-filling tokens past the item's range, arriving
+//       on `full` when the copies land (cp.async.mbarrier.arrive.noinc).
+//     Either way the producer does not wait for its copies, so both stages can be in flight.
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
 //     load Q (64 rows x 576, rows = (query token, head), zeros past the valid rows) with
 //     cp.async; then for KV tile i:
@@ -33,10 +37,15 @@
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
-// Where this schedule leaves speed (H200, 2026-11-23, with the planner's lockstep groups:
-// 0.82-0.87x FlashInfer fa3 at H=128, 0.75-0.86 of the copy ceiling at H=16): the score GEMM
-// reads Q and K from shared memory (4 KB per 32 clocks of MMA, at the port's limit), the
-// softmax does not overlap tensor work, and one warpgroup idles during the scores.
+// Where this schedule leaves speed (H200, 2026-11-23, TMA tiles and the planner's lockstep
+// groups: 0.89-0.97x FlashInfer fa3 at H=128, 0.75-0.93 of the copy ceiling at H=16): the
+// score GEMM reads Q and K from shared memory (4 KB per 32 clocks of MMA, at the port's
+// limit), the softmax does not overlap tensor work, and one warpgroup idles during the scores
+// (ncu with TMA: consumers wait on `full` < 1% of samples; ~14% at the non-scorer's wait for
+// the scores, ~15% at the P V wait before a stage is released).
+// TMA boxes instead of the cp.async gather for whole tiles: 1.07-1.19x at H=128 / H=16 with
+// long contexts (logs/sm90_tma_h200_2026-11-23). The second seesaw below with the same TMA
+// producer: 0.90-0.97x this schedule (same logs), no longer load-bound but still behind.
 // Tried and measured (H200, 2026-11-23; patch and ncu in
 // benchmarks/results/logs/sm90_seesaw_h200_2026-11-23): FlashMLA's "seesaw" on this ring (each
 // consumer scores alternate tiles, shared running max, own P V from registers (wgmma RS), the
