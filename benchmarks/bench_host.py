@@ -4,6 +4,7 @@ the GPU idle (what it pays per step). FlashInfer's wrapper is measured side by s
 
     python benchmarks/bench_host.py
     python benchmarks/bench_host.py --torch-op   # run() directly vs through torch.ops.mla_wrapper.run
+    python benchmarks/bench_host.py --backend sm90   # our sm90 family next to FlashInfer's fa3
 """
 from __future__ import annotations
 
@@ -154,6 +155,8 @@ def main():
         return profile()
     if "--breakdown" in sys.argv:
         return breakdown()
+    ours = sys.argv[sys.argv.index("--backend") + 1] if "--backend" in sys.argv else "sm80"
+    peer = "fa3" if ours == "sm90" else "fa2"
     dev = torch.device("cuda")
     ctx = device_context()
     writer = ResultWriter("host", ctx)
@@ -162,19 +165,20 @@ def main():
     print(f"{'B':>5} {'H':>4} | {'ours plan':>10} {'ours run':>9} | {'fi plan':>8} {'fi run':>7}")
     for B, H in ((1, 16), (1, 128), (32, 128), (128, 128), (512, 128)):
         c = make_case(H, B, 1024, 64, 1, dev, seed=B)
-        w = BatchMLAPagedAttentionWrapper(ws, backend="sm80")
+        w = BatchMLAPagedAttentionWrapper(ws, backend=ours)
         args = (c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
                 SM_SCALE, torch.bfloat16, torch.bfloat16)
         w.plan(*args)
         out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
         plan_us = host_us(lambda: w.plan(*args), iters=100, busy=False)
         run_us = host_us(lambda: w.run(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], out=out))
-        rec = {"batch": B, "heads": H, "backend": "sm80", "plan_us": plan_us, "run_us": run_us}
+        rec = {"batch": B, "heads": H, "backend": ours, "plan_us": plan_us, "run_us": run_us,
+               "peer": peer}
         fi = ""
         try:
             import flashinfer
 
-            fw = flashinfer.mla.BatchMLAPagedAttentionWrapper(ws, backend="fa2")
+            fw = flashinfer.mla.BatchMLAPagedAttentionWrapper(ws, backend=peer)
             fargs = (c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"]) + args[4:]
             fw.plan(*fargs)
             qn, qp = c["q_nope"].contiguous(), c["q_pe"].contiguous()

@@ -62,22 +62,49 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// The paged cache's TMA maps for this run (host only, a few hundred ns: the descriptors travel
-// as a kernel parameter, so a captured CUDA graph replays with the ones of its capture).
+// The paged cache's TMA maps for this run (host only: the descriptors travel as a kernel
+// parameter, so a captured CUDA graph replays with the ones of its capture).
 #ifndef MLAW_SM90_TMA
 #define MLAW_SM90_TMA 1  // 0: cp.async for every tile (A/B builds)
 #endif
+// Encoding costs ~3 us of host time per map (H200 host, 2026-11-23), so each thread keeps the
+// maps of its last 64 caches (a serving engine calls run() for every layer's cache in turn),
+// direct-mapped by the ckv address; thread-local, so concurrent callers never share an entry.
+struct KvMapsEntry {
+  const void* ckv = nullptr;
+  const void* kpe = nullptr;
+  int64_t strides[4] = {0, 0, 0, 0};
+  int32_t page_size = 0, num_pages = 0;
+  KvTensorMaps maps;
+};
 template <typename Kv>
 inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   KvTensorMaps maps;
   maps.enabled = 0;
-  if (!MLAW_SM90_TMA || !std::is_same<Kv, PagedKv>::value || a.num_pages <= 0 || a.page_size % kKvTile != 0)
+  if (!MLAW_SM90_TMA || !std::is_same<Kv, PagedKv>::value || a.num_pages <= 0 ||
+      a.page_size % kKvTile != 0)
     return maps;
+  static thread_local KvMapsEntry cache[64];
+  KvMapsEntry& e = cache[(reinterpret_cast<uintptr_t>(a.ckv) >> 10) % 64];
+  if (e.ckv == a.ckv && e.kpe == a.kpe && e.strides[0] == a.ckv_stride_token &&
+      e.strides[1] == a.ckv_stride_page && e.strides[2] == a.kpe_stride_token &&
+      e.strides[3] == a.kpe_stride_page && e.page_size == a.page_size &&
+      e.num_pages == a.num_pages)
+    return e.maps;
   maps.enabled =
       encode_kv_map(&maps.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
                     a.page_size, a.num_pages) &&
       encode_kv_map(&maps.kpe, a.kpe, kHeadDimKpe, a.kpe_stride_token, a.kpe_stride_page,
                     a.page_size, a.num_pages);
+  e.ckv = a.ckv;
+  e.kpe = a.kpe;
+  e.strides[0] = a.ckv_stride_token;
+  e.strides[1] = a.ckv_stride_page;
+  e.strides[2] = a.kpe_stride_token;
+  e.strides[3] = a.kpe_stride_page;
+  e.page_size = a.page_size;
+  e.num_pages = a.num_pages;
+  e.maps = maps;
   return maps;
 }
 
