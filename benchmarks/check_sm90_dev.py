@@ -2,7 +2,8 @@
 reference (NaN-poisoned outputs, fresh random data), then a short timing next to sm80.
 
     python benchmarks/check_sm90_dev.py [--backend sm90] [--small]
-    python benchmarks/check_sm90_dev.py --backend sm90 --profile H B L   # one case, 3 runs (ncu)
+    python benchmarks/check_sm90_dev.py --backend sm90 --profile H B L   # one case, 3 runs (ncu;
+      with --variant, of that build)
     python benchmarks/check_sm90_dev.py --backend sm90 --variant "-DKNOB=1"  # checks + A/B timing
       of the family's library built with extra nvcc flags against the default build
       (--variant "lib:path/{dt}.so": a library built elsewhere, e.g. another schedule)
@@ -87,6 +88,7 @@ def main():
         w = BatchMLAPagedAttentionWrapper(ws, backend=args.backend)
         w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, 64,
                False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+        use_variant(w, args.variant)
         for _ in range(3):
             w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
         torch.cuda.synchronize()
