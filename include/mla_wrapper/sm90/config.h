@@ -23,7 +23,9 @@ constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
 // setmaxnreg budgets. The CTA's register pool is what the launch allocated: with
 // __launch_bounds__(kThreads, 1), at most 64K / kThreads per thread in steps of 8 (168). An
 // increase past what the decrease freed waits forever (a 48 / 232 split hung every launch on
-// an H200, 2026-11-23).
+// an H200, 2026-11-23). ptxas does allocate the code after setmaxnreg.inc up to the new count
+// (probe in benchmarks/results/logs/sm90_pipe_h200_2026-11-23), but only up to 384 threads: with
+// more it compiles every role within 128 registers.
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 constexpr int kLaunchRegsPerThread = 65536 / kThreads / 8 * 8;  // 168

@@ -62,6 +62,12 @@
 // A second seesaw (logs/sm90_seesaw2_h200_2026-11-23/README.md) found the cp.async gather on
 // that path: per-block address math made both seesaws producer-bound, and without it a seesaw
 // still waits a load latency per tile pair (best: 0.82x this schedule); it needs TMA boxes.
+// Also measured (logs/sm90_pipe_h200_2026-11-23): fixed roles without a producer (a scorer with
+// two score accumulators and 6 of Q's 9 column blocks in registers, two P V warpgroups loading
+// their own V halves of 32-token tiles into a 4-stage ring): 0.59-0.81x, the ring paced by the
+// loads on the P V path; and 1-2 of Q's column blocks in this scorer's registers: 0.94-0.98x.
+// A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
+// whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
