@@ -246,7 +246,10 @@ constexpr int kBarQ = 1;    // consumer named barriers (256 threads)
 constexpr int kBarMax = 2;
 constexpr int kBarP = 3;
 
-template <typename T, typename Kv>
+// kRole: 1 this warpgroup computes the scores, 0 it does not (compile time: each role's code is
+// scheduled on its own, 1.06-1.08x at H=128 on an H200, logs/sm90_pipe_h200_2026-11-23), 2 decided
+// at run time (g < kScorers: two scorers, and the gather mode, whose role-split build spills).
+template <typename T, int kRole, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         int w_begin, int w_end, char* smem, uint64_t* full,
                                         uint64_t* empty) {
@@ -289,7 +292,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
 #pragma unroll
     for (int i = 0; i < 128; ++i) o[i] = 0.f;
     constexpr int kNb = kScoreTokens / 8;  // n8 blocks of this thread's scores
-    const bool scorer = g < kScorers;
+    const bool scorer = kRole == 2 ? g < kScorers : kRole == 1;
     float s[kScoreTokens / 2];
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
@@ -464,7 +467,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
-    consume<T>(plan, args, kvm, w_begin, w_end, smem, full, empty);
+    if (kScorers == 2 || Kv::kMaskInvalid)
+      consume<T, 2>(plan, args, kvm, w_begin, w_end, smem, full, empty);
+    else if (threadIdx.x < 256)
+      consume<T, 1>(plan, args, kvm, w_begin, w_end, smem, full, empty);
+    else
+      consume<T, 0>(plan, args, kvm, w_begin, w_end, smem, full, empty);
   }
 #endif
 }
