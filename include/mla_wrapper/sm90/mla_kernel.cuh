@@ -37,8 +37,11 @@
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
-// Where this schedule leaves speed (H200, 2026-11-23, TMA tiles and the planner's lockstep
-// groups: 0.89-0.97x FlashInfer fa3 at H=128, 0.75-0.93 of the copy ceiling at H=16): the
+// The two consumer roles are separate instances of consume() (kRole), so ptxas schedules each
+// role's wgmma pipeline on its own: 1.055x at H=128 over one run-time-branching body.
+// Where this schedule leaves speed (H200, 2026-11-23, TMA tiles, role instances and the
+// planner's lockstep groups: 0.91-1.01x FlashInfer fa3 at H=128, 0.76-0.96 of the copy ceiling
+// at H=16): the
 // score GEMM reads Q and K from shared memory (4 KB per 32 clocks of MMA, at the port's
 // limit), the softmax does not overlap tensor work, and one warpgroup idles during the scores
 // (ncu with TMA: consumers wait on `full` < 1% of samples; ~14% at the non-scorer's wait for
