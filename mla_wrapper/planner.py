@@ -102,11 +102,14 @@ class CostModel:
     split_per_row: int = 4     # per query row per partial piece (write partial, merge reads it)
     min_chunk: int = 128       # shortest piece of a cut tile, tokens (rounded up to kv_tile);
                                # 128 beat 256 and 64 on B=1 latency (H200, benchmarks/results/decode_tuning.jsonl)
+    min_chunk_sqrt: int = 0    # > 0: pieces also >= this x sqrt(longest kv_len), rounded up to
+                               # kv_tile (0: off); the sm90 family uses 4 (decode_tuning.jsonl, tags mc*)
     merge_launch: int = 64     # a plan with cuts must beat the no-cut plan by more than this
     allow_split: bool = True   # False: never cut a tile (no partials, no merge work)
 
     def __post_init__(self):
-        for name in ("fixed", "fixed_per_row", "split_per_row", "min_chunk", "merge_launch"):
+        for name in ("fixed", "fixed_per_row", "split_per_row", "min_chunk", "min_chunk_sqrt",
+                     "merge_launch"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"CostModel.{name}: expected an int >= 0, got {v!r}")
@@ -122,7 +125,8 @@ class PlannerConfigStruct(ctypes.Structure):
         "struct_size", "num_heads", "page_size", "causal", "num_ctas", "rows_per_tile",
         "kv_tile", "max_batch", "max_row_tiles", "max_work_items", "max_merge_items",
         "max_partial_slots", "off_counts", "off_cta_work_indptr", "off_request_info",
-        "off_merge_info", "off_work_info", "int_workspace_elems", "allow_split", "min_chunk")] + \
+        "off_merge_info", "off_work_info", "int_workspace_elems", "allow_split", "min_chunk",
+        "min_chunk_sqrt")] + \
         [(n, ctypes.c_int64) for n in (
             "fixed_cost", "fixed_cost_per_row", "split_cost_per_row", "merge_launch_cost")] + \
         [("ws", ctypes.c_void_p), ("stats", ctypes.c_void_p)]
@@ -286,7 +290,7 @@ class Planner:
         K, R = layout.kv_tile, layout.rows_per_tile
         min_chunk = max(K, -(-cost.min_chunk // K) * K)
         if cost.fixed + (cost.fixed_per_row + cost.split_per_row) * R >= 1 << 30 \
-                or min_chunk >= 1 << 30:
+                or min_chunk >= 1 << 30 or cost.min_chunk_sqrt >= 1 << 14:
             raise ValueError(f"cost: per-item costs must stay below 2**30 tokens, got {cost}")
         cfg = PlannerConfigStruct(
             ctypes.sizeof(PlannerConfigStruct), num_heads, page_size, int(self.causal),
@@ -294,7 +298,7 @@ class Planner:
             layout.max_work_items, layout.max_merge_items, layout.max_partial_slots,
             layout.counts_offset, layout.cta_work_indptr_offset, layout.request_info_offset,
             layout.merge_info_offset, layout.work_info_offset, layout.int_workspace_elems,
-            int(cost.allow_split), min_chunk, cost.fixed, cost.fixed_per_row,
+            int(cost.allow_split), min_chunk, cost.min_chunk_sqrt, cost.fixed, cost.fixed_per_row,
             cost.split_per_row, cost.merge_launch)
         self.min_chunk = min_chunk
         self._stats = (ctypes.c_int64 * _NUM_STATS)()

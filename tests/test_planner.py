@@ -8,6 +8,8 @@ past them), the balance bound, and the planner's own statistics.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -165,6 +167,9 @@ def run_and_check(qo_indptr, kv_indptr, kv_len, H, causal, num_ctas=132, R=64, K
     res = Planner(layout, H, page_size, causal, cost).plan(qo_indptr, kv_indptr, kv_len, buf)
     d = planner.decode(layout, buf)
     min_chunk = max(K, -(-cost.min_chunk // K) * K)
+    if cost.min_chunk_sqrt > 0 and len(kv_len):  # the length-dependent shortest piece
+        want = math.ceil(cost.min_chunk_sqrt * math.sqrt(int(np.max(kv_len))))
+        min_chunk = max(min_chunk, -(-want // K) * K)
     loads = check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cost,
                        min_chunk)
     return d, res, loads
@@ -328,6 +333,40 @@ def test_min_chunk_respected_and_no_tiny_splits():
     qo_indptr, kv_indptr, kv_len = make_batch([5000])
     d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 16, False, cost=cost)
     assert 2 <= res.num_work_items <= 4
+
+
+def test_min_chunk_sqrt_scales_pieces_with_length():
+    # B=1: pieces of 4 x sqrt(L) tokens (rounded up to the kv tile): 128 at L=1024, 256 at
+    # L=4096, 512 at L=16384; the invariants hold with that shortest piece (run_and_check)
+    cost = CostModel(min_chunk_sqrt=4)
+    for length, piece in ((1024, 128), (4096, 256), (16384, 512), (2500, 256)):
+        qo_indptr, kv_indptr, kv_len = make_batch([length])
+        d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 16, False, cost=cost)
+        ws = d.work_info[: res.num_work_items]
+        assert res.num_work_items == -(-length // piece) or \
+            np.all(ws[:-1, 3] - ws[:-1, 2] >= piece), (length, res.num_work_items)
+        assert np.all(ws[:, 3] - ws[:, 2] >= min(piece, length)), length
+        assert res.num_work_items <= -(-length // piece)
+
+
+@pytest.mark.parametrize("kinds", LENGTH_KINDS)
+def test_min_chunk_sqrt_invariants(kinds):
+    rng = np.random.default_rng(7)
+    kv = lengths(kinds, 24, rng)
+    qo_indptr, kv_indptr, kv_len = make_batch(kv)
+    run_and_check(qo_indptr, kv_indptr, kv_len, 128, False, cost=CostModel(min_chunk_sqrt=4))
+    run_and_check(qo_indptr, kv_indptr, kv_len, 16, True, cost=CostModel(min_chunk_sqrt=9))
+
+
+def test_min_chunk_sqrt_validated():
+    with pytest.raises(ValueError, match="min_chunk_sqrt"):
+        CostModel(min_chunk_sqrt=-1)
+
+
+def test_sm90_family_uses_length_dependent_pieces():
+    from mla_wrapper.backends import sm80, sm90
+    assert sm90.planner_cost().min_chunk_sqrt == 4
+    assert not hasattr(sm80, "planner_cost")  # sm80 keeps the default cost model
 
 
 def test_allow_split_false():

@@ -238,13 +238,19 @@ class PlannedKernel:
         slot.wait()
         return slot
 
+    def _planner_cost(self):
+        """The family's planner cost model (``planner_cost()`` in its module), else the default."""
+        fn = getattr(self.family, "planner_cost", None)
+        return fn() if fn is not None else None
+
     def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype):
         batch = len_h.shape[0]
         num_tokens = int(qo_h[-1]) - int(qo_h[0]) if batch else 0
         self._ensure_layout(batch, num_tokens, num_heads)
         self.plan_and_upload(
             (num_heads, page_size, causal),
-            lambda: self._planner_mod.Planner(self.layout, num_heads, page_size, causal),
+            lambda: self._planner_mod.Planner(self.layout, num_heads, page_size, causal,
+                                              cost=self._planner_cost()),
             qo_h, kv_h, len_h)
         a = self.args
         # Keep the page table alive until the next plan(): run() reads it by address, and a

@@ -44,6 +44,17 @@ def spec(dtype, arch: str, device=None) -> KernelSpec:
                       header_dirs=("common", "merge", "sm80", "sm90"), use_cutlass=True)
 
 
+def planner_cost():
+    """The planner's cost model for this family: the default, with pieces of a split request at
+    least 4 x sqrt(longest kv_len) tokens (128 at L=1024, 256 at L=4096). B=1 replayed from a
+    CUDA graph on an H200 (2026-11-23, benchmarks/results/decode_tuning.jsonl, tags mc128 /
+    mc256 / mc512): 128-token pieces are best at L=1024 (15 / 19 us at H=16 / 128), 256 at
+    L=4096 (22 / 27 us against 25 / 30 with 128)."""
+    from ..planner import CostModel  # noqa: PLC0415
+
+    return CostModel(min_chunk_sqrt=4)
+
+
 def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
     """Specs `python -m mla_wrapper warmup` builds for this arch: the bf16/fp16 libraries on
     sm_90a, nothing elsewhere."""

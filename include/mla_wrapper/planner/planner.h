@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <cmath>
+
 #include <vector>
 
 #include "mla_wrapper/common/plan.h"
@@ -63,6 +65,8 @@ struct PlannerConfig {
   int32_t int_workspace_elems;
   int32_t allow_split;
   int32_t min_chunk;          // tokens, a multiple of kv_tile
+  int32_t min_chunk_sqrt;     // > 0: the shortest piece is also >= this x sqrt(the longest
+                              // kv_len of the batch), rounded up to kv_tile
   int64_t fixed_cost;         // tokens per work item
   int64_t fixed_cost_per_row; // tokens per query row per work item
   int64_t split_cost_per_row; // tokens per query row per partial piece
@@ -554,17 +558,28 @@ inline PassResult plan_lockstep(const PlannerConfig& cfg, const Tile* tiles, int
 }
 
 // The planner. Returns 0, or -1 with a message in mlaw::status_buffer() naming the argument.
-inline int plan(const PlannerConfig& cfg, int32_t batch, const int32_t* qo_indptr,
+inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_indptr,
                 const int32_t* kv_indptr, const int32_t* kv_len) {
-  int32_t* const ws = cfg.ws;
-  int64_t* const stats = cfg.stats;
+  int32_t* const ws = cfg_in.ws;
+  int64_t* const stats = cfg_in.stats;
   if (ws == nullptr) return fail("out: no staging buffer set");
-  if (cfg.struct_size != int32_t(sizeof(PlannerConfig)))
+  if (cfg_in.struct_size != int32_t(sizeof(PlannerConfig)))
     return fail("planner: config struct size %d != %d (stale Python mirror of planner.h)",
-                cfg.struct_size, int32_t(sizeof(PlannerConfig)));
-  if (batch < 0 || batch > cfg.max_batch)
+                cfg_in.struct_size, int32_t(sizeof(PlannerConfig)));
+  if (batch < 0 || batch > cfg_in.max_batch)
     return fail("batch size %d exceeds the CUDA-graph capacity %d set at construction", batch,
-                cfg.max_batch);
+                cfg_in.max_batch);
+  // A length-dependent shortest piece (min_chunk_sqrt > 0): the best number of pieces of one
+  // long request grows like sqrt(its length) (each piece pays a prologue and a merged partial;
+  // H200 B=1 graph replay: 128-token pieces best at L=1024, 256 at L=4096, 2026-11-23).
+  PlannerConfig cfg = cfg_in;
+  if (cfg.min_chunk_sqrt > 0) {
+    int32_t lmax = 0;
+    for (int32_t r = 0; r < batch; ++r) lmax = kv_len[r] > lmax ? kv_len[r] : lmax;
+    const int64_t want = int64_t(std::ceil(cfg.min_chunk_sqrt * std::sqrt(double(lmax))));
+    const int64_t rounded = (want + cfg.kv_tile - 1) / cfg.kv_tile * cfg.kv_tile;
+    if (rounded > cfg.min_chunk) cfg.min_chunk = int32_t(rounded);
+  }
   const int32_t H = cfg.num_heads, R = cfg.rows_per_tile, P = cfg.page_size, C = cfg.num_ctas;
   const int64_t m = cfg.min_chunk, kv = cfg.kv_tile;
   const int64_t f0 = cfg.fixed_cost, f1 = cfg.fixed_cost_per_row, s1 = cfg.split_cost_per_row;
