@@ -37,7 +37,9 @@ and one to write (fixed_per_row = 2), a float32 partial row about two to write a
 Algorithm and bounds
 --------------------
 Greedy sweep with a cap X over the tiles in request order: CTA c takes tiles while they fit;
-a tile that does not fit is cut (at a multiple of kv_tile, both parts >= min_chunk) so the CTA
+a tile that does not fit is cut (at a multiple of kv_tile, both parts >= min_chunk; with
+``min_chunk_sqrt`` = c > 0, min_chunk is raised to c x sqrt(the batch's longest kv_len),
+rounded up to kv_tile, for that plan: the bounds below hold for any min_chunk) so the CTA
 ends at exactly X (up to the kv_tile rounding), else the CTA closes; the last CTA takes the
 rest. X is searched for the smallest max CTA cost: it starts at the mean plus the expected
 cost of the cuts, then Newton steps on the last CTA's overflow and regula falsi to ~1%

@@ -14,7 +14,9 @@
 //        tokens + fixed + fixed_per_row * rows  (+ split_per_row * rows if the tile is split).
 //   3. Greedy sweep with a cap: CTAs are filled in order; a tile that does not fit in what is
 //      left of the current CTA is cut at a multiple of kv_tile so that the CTA is filled up to
-//      the cap, if both parts keep >= min_chunk tokens; else the CTA is closed. The last CTA
+//      the cap, if both parts keep >= min_chunk tokens (min_chunk_sqrt > 0 raises min_chunk to
+//      that many times the square root of the batch's longest kv_len, per plan); else the CTA
+//      is closed. The last CTA
 //      takes whatever is left. A split only ever happens when a CTA closes, so a plan has at
 //      most num_ctas - 1 splits: work items <= row tiles + num_ctas - 1, merge items <=
 //      num_ctas - 1, partial slots <= 2 * (num_ctas - 1).
