@@ -135,6 +135,9 @@ def main():
 
         planner.DEFAULT_COST = planner.CostModel(
             **{k: int(v) for k, v in (kv.split("=") for kv in args.cost.split(","))})
+        from mla_wrapper.backends import sm90  # its own cost model (planner_cost) follows too
+
+        sm90.planner_cost = lambda: planner.DEFAULT_COST
     dev = torch.device("cuda")
     ctx = device_context()
     ctx.update(ceilings())
