@@ -247,7 +247,9 @@ def test_compiles(tmp_path, monkeypatch):
         assert path.is_file()
         log = (path.parent / "build.log").read_text().lower()
         assert "spill" not in log or "0 bytes spill" in log
-        assert "c7510" not in log, log          # wgmma serialized (sm90 gather mode)
+        # wgmma serialized (C7510, C7512, C7514, C7515, C7518: every such note says so) or
+        # waits injected by ptxas (C7517), in the sm90 gather mode
+        assert "serialized" not in log and "injected" not in log, log
 
 
 # ------------------------------------------------------------------------------- GPU tests
