@@ -292,8 +292,10 @@ class Planner:
         K, R = layout.kv_tile, layout.rows_per_tile
         min_chunk = max(K, -(-cost.min_chunk // K) * K)
         if cost.fixed + (cost.fixed_per_row + cost.split_per_row) * R >= 1 << 30 \
-                or min_chunk >= 1 << 30 or cost.min_chunk_sqrt >= 1 << 14:
+                or min_chunk >= 1 << 30:
             raise ValueError(f"cost: per-item costs must stay below 2**30 tokens, got {cost}")
+        if cost.min_chunk_sqrt >= 1 << 14:  # x sqrt(2**31) must stay below 2**30 tokens
+            raise ValueError(f"cost.min_chunk_sqrt: must be < {1 << 14}, got {cost.min_chunk_sqrt}")
         cfg = PlannerConfigStruct(
             ctypes.sizeof(PlannerConfigStruct), num_heads, page_size, int(self.causal),
             layout.num_ctas, layout.rows_per_tile, K, layout.max_batch, layout.max_row_tiles,

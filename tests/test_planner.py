@@ -361,6 +361,10 @@ def test_min_chunk_sqrt_invariants(kinds):
 def test_min_chunk_sqrt_validated():
     with pytest.raises(ValueError, match="min_chunk_sqrt"):
         CostModel(min_chunk_sqrt=-1)
+    qo_indptr, kv_indptr, kv_len = make_batch([4096])
+    with pytest.raises(ValueError, match="min_chunk_sqrt: must be < 16384"):
+        run_and_check(qo_indptr, kv_indptr, kv_len, 16, False,
+                      cost=CostModel(min_chunk_sqrt=1 << 14))
 
 
 def test_sm90_family_uses_length_dependent_pieces():
