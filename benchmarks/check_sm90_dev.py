@@ -4,6 +4,8 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
     python benchmarks/check_sm90_dev.py [--backend sm90] [--small]
     python benchmarks/check_sm90_dev.py --backend sm90 --profile H B L   # one case, 3 runs (ncu;
       with --variant, of that build)
+    python benchmarks/check_sm90_dev.py --trace H B L --variant=-DMLAW_SM90_TRACE=1  # per-tile
+      phase times (clock64) of the first CTAs' warpgroups (mla_kernel.cuh, MLAW_SM90_TRACE)
     python benchmarks/check_sm90_dev.py --backend sm90 --variant "-DKNOB=1"  # checks + A/B timing
       of the family's library built with extra nvcc flags against the default build
       (--variant "lib:path/{dt}.so": a library built elsewhere, e.g. another schedule)
@@ -80,10 +82,13 @@ def main():
                     "time it against the default one")
     ap.add_argument("--profile", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="only run one decode case (page 64) three times, for ncu")
+    ap.add_argument("--trace", nargs=3, type=int, metavar=("H", "B", "L"),
+                    help="one decode case (page 64) with a -DMLAW_SM90_TRACE=1 --variant: "
+                    "print its per-tile phase times")
     args = ap.parse_args()
     ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    if args.profile:
-        h, batch, length = args.profile
+    if args.profile or args.trace:
+        h, batch, length = args.profile or args.trace
         b = make_batch([length] * batch, 1, h, 64, torch.bfloat16)
         w = BatchMLAPagedAttentionWrapper(ws, backend=args.backend)
         w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, 64,
@@ -92,7 +97,10 @@ def main():
         for _ in range(3):
             w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
         torch.cuda.synchronize()
-        print(f"profiled {args.backend} H={h} B={batch} L={length}")
+        if args.trace:
+            print_trace(w, f"{args.backend} {args.variant} H={h} B={batch} L={length}")
+        else:
+            print(f"profiled {args.backend} H={h} B={batch} L={length}")
         return
     bad = 0
     cases = [
@@ -116,6 +124,40 @@ def main():
     if args.variant and not bad:
         ab_timing(args.backend, args.variant, ws)
     sys.exit(1 if bad else 0)
+
+
+def print_trace(w, what):
+    """Median clocks between the trace events of mla_kernel.cuh (MLAW_SM90_TRACE) over the
+    traced CTAs' KV tiles 2..61 (the first tiles fill the ring)."""
+    import ctypes
+
+    import numpy as np
+
+    ctas, tiles, events = 4, 64, 16
+    buf = (ctypes.c_ulonglong * (ctas * tiles * events))()
+    rc = w._impl.module._lib.mlaw_sm90_trace_read(buf)
+    assert rc == 0, f"mlaw_sm90_trace_read: cudaError {rc} (was the variant built with the trace?)"
+    t = np.frombuffer(buf, dtype=np.uint64).reshape(ctas, tiles, events).astype(np.int64)
+    t = t - t[:, :1, :1]
+    sel = slice(2, 62)
+    spans = [  # (name, from event, to event, tile offset of `to`)
+        ("tile period (scorer full-wait to next)", 0, 0, 1),
+        ("scorer: wait full", 0, 1, 0), ("scorer: S GEMM", 1, 2, 0),
+        ("scorer: S done -> barMax", 2, 3, 0), ("scorer: softmax + P store", 3, 4, 0),
+        ("scorer: wait barP", 4, 5, 0), ("scorer: P V GEMM", 5, 6, 0),
+        ("scorer: PV done -> next full wait", 6, 0, 1),
+        ("pv-wg: wait full", 7, 8, 0), ("pv-wg: full -> barMax (waits for S)", 8, 10, 0),
+        ("pv-wg: barMax -> barP (waits for softmax)", 10, 12, 0), ("pv-wg: P V GEMM", 12, 13, 0),
+        ("producer: wait empty", 14, 15, 0),
+        ("producer issue -> scorer has tile", 15, 1, 0),
+        ("producer issue -> tile landed (MLAW_SM90_TRACE=2)", 15, 12, 0),
+        ("scorer S done -> pv-wg PV done", 2, 13, 0),
+    ]
+    print(f"trace {what}: median [p10, p90] clocks over CTAs 0-{ctas - 1}, tiles 2-61")
+    for name, a, b, off in spans:
+        d = (t[:, sel.start + off:sel.stop + off, b] - t[:, sel, a]).ravel()
+        print(f"  {name:48s} {int(np.median(d)):7d} [{int(np.percentile(d, 10)):7d}, "
+              f"{int(np.percentile(d, 90)):7d}]")
 
 
 def ab_timing(backend, variant, ws):

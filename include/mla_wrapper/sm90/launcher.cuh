@@ -152,3 +152,11 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
 
 }  // namespace sm90
 }  // namespace mlaw
+
+#if MLAW_SM90_TRACE
+// Copies the development trace (mla_kernel.cuh) to host memory `dst`; returns a cudaError_t.
+extern "C" __attribute__((visibility("default"))) int mlaw_sm90_trace_read(
+    unsigned long long* dst) {
+  return cudaMemcpyFromSymbol(dst, mlaw::sm90::g_trace, sizeof(mlaw::sm90::g_trace));
+}
+#endif

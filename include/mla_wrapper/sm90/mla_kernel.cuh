@@ -20,11 +20,15 @@
 //         (g = 0; kScorers = 1, config.h) computes S_i = Q K_i^T for all 64 tokens (36 x wgmma
 //         m64n64k16, Q and K from shared memory) while the other waits at a named barrier
 //         (kScorers = 2 splits the tokens, m64n32 each: 1-5% slower on an H200, 2026-11-23);
-//       softmax of S_i in registers: scale to log2 units, mask (item end, causal limit per
-//         row), row max, running max m, alpha = exp2(m_old - m), P = exp2(S - m) written as
+//       softmax of S_i in registers: mask (item end, causal limit per row; only in a tile
+//         that crosses a limit), row max of the raw scores scaled to log2 units, running max
+//         m, alpha = exp2(m_old - m), P = exp2(S * scale - m) (one FFMA + ex2) written as
 //         16-bit to the swizzled P tile and alpha to shared memory for the other warpgroup
 //         (with two scorers the row maxima are exchanged instead); both rescale their O half
-//         by alpha (skipped when no row max of the warp moved);
+//         by alpha (skipped when no row max of the warp moved). Dense mode rescales lazily:
+//         m moves only when a tile's max passes it by more than kRescaleSlack = 8 (P <= 256),
+//         so after an item's first tiles O is almost never rescaled (same result: O / l and
+//         m + log2(l) use one max); the gather mode keeps the exact max (it reports it);
 //       named barrier: P of all 64 tokens written (fence.proxy.async first);
 //       O[64 rows, 256 columns of g] += P[64 x 64] V[64 x 256] (4 x wgmma m64n256k16,
 //         V = the first 512 columns of the same KV stage, read MN-major: no transpose copy);
@@ -39,6 +43,16 @@
 //   and waiting when attention ends.
 // The two consumer roles are separate instances of consume() (kRole), so ptxas schedules each
 // role's wgmma pipeline on its own: 1.055x at H=128 over one run-time-branching body.
+// Where one tile's time goes (clock64 trace, -DMLAW_SM90_TRACE=1 and check_sm90_dev.py --trace;
+// H200, H=128 B=64 L=4096, median clocks; logs/sm90_trace_h200_2026-11-23): before the lazy
+// rescale and the raw-score max, a tile took 3850: scores 1343 (36 x 32 = 1152 at the tensor
+// peak; with Q and K both from shared memory the GEMM needs the port's full 128 B/clock), mask +
+// max 358, exp + P store 385 (32 ex2 per thread: 256 clocks of the SM's MUFU per tile), P V 1409
+// (1024 ideal; it included the O rescale, which ran on ~60% of tiles), loop + waits ~320. With
+// both changes: 3383 (scores 1362, max 221, exp 389, P V 1024). A 72 KB TMA tile reaches the
+// consumers ~1700-2200 clocks after it is issued (when they wait for it), so a stage must be
+// free well over half a tile period before it is needed: consistent with every schedule here
+// that held a stage longer (S_{i+1} early, a lagging P V, the seesaws) exposing the loads.
 // Where this schedule leaves speed (H200, 2026-11-23, TMA tiles, role instances and the
 // planner's lockstep groups: 0.91-1.01x FlashInfer fa3 at H=128, 0.76-0.96 of the copy ceiling
 // at H=16): the
@@ -88,6 +102,26 @@
 
 namespace mlaw {
 namespace sm90 {
+
+// Development trace (-DMLAW_SM90_TRACE=1, check_sm90_dev.py --trace): thread 0 of each
+// warpgroup of the first kTraceCtas CTAs stores clock64() at the schedule's events of its
+// first kTraceTiles KV tiles; mlaw_sm90_trace_read (launcher.cuh) copies the buffer out.
+#ifndef MLAW_SM90_TRACE
+#define MLAW_SM90_TRACE 0
+#endif
+#if MLAW_SM90_TRACE
+constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 16;
+__device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
+#define MLAW_TRACE(seq, e)                                                              \
+  do {                                                                                  \
+    if (blockIdx.x < kTraceCtas && (seq) < kTraceTiles && threadIdx.x % 128 == 0)       \
+      g_trace[(blockIdx.x * kTraceTiles + (seq)) * kTraceEvents + (e)] = clock64();     \
+  } while (0)
+#else
+#define MLAW_TRACE(seq, e) \
+  do {                     \
+  } while (0)
+#endif
 
 // Facts of one work item that both roles derive from the plan.
 struct WorkItem {
@@ -148,7 +182,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     if (item.num_tiles > 0) load_pages(0);
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
+      MLAW_TRACE(seq, 14);
       if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
+      MLAW_TRACE(seq, 15);
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
       const int t0 = item.kv_start + it * kKvTile;
       // A whole tile inside one page goes as 9 TMA boxes issued by one thread (thread 0's
@@ -168,6 +204,12 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         } else {
           mbar_arrive(&full[stage]);
         }
+#if MLAW_SM90_TRACE >= 2  // the load's latency (the producer waits for it: perturbs the ring)
+        if (tid == 0) {
+          mbar_wait(&full[stage], (seq / kStages) & 1);
+          MLAW_TRACE(seq, 12);
+        }
+#endif
         if (it + 1 < item.num_tiles) load_pages(it + 1);
         continue;
       }
@@ -245,6 +287,8 @@ __device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& i
   fence_proxy_async();
 }
 
+constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
+
 constexpr int kBarQ = 1;    // consumer named barriers (256 threads)
 constexpr int kBarMax = 2;
 constexpr int kBarP = 3;
@@ -299,7 +343,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     float s[kScoreTokens / 2];
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
+      MLAW_TRACE(seq, 0 + 7 * g);
       mbar_wait(&full[stage], (seq / kStages) & 1);
+      MLAW_TRACE(seq, 1 + 7 * g);
       fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
       const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
       float mx[2] = {-INFINITY, -INFINITY};
@@ -315,19 +361,27 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
               skip[j][e] = kvm.page(args, item.page_start, tok0 + 8 * j + e, item.kv_end) < 0;
         }
         wgmma_wait<0>();
+        MLAW_TRACE(seq, 2 + 7 * g);
         fence_operands(s);
         // ---- softmax of S_i (this scorer's tokens) ----
+        // Raw scores: the max is taken unscaled (sm_scale > 0) and the scale is folded into the
+        // exponent below (one FFMA per element); masking only where the tile crosses a limit.
+        if (Kv::kMaskInvalid || tok0 + kScoreTokens > min(limit[0], limit[1])) {
+#pragma unroll
+          for (int j = 0; j < kNb; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int r = e / 2;
+              if (tok0 + 8 * j + (e % 2) >= limit[r]) s[4 * j + e] = -INFINITY;
+              if (Kv::kMaskInvalid && skip[j][e % 2]) s[4 * j + e] = -INFINITY;
+            }
+        }
 #pragma unroll
         for (int j = 0; j < kNb; ++j)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = e / 2;
-            float v = s[4 * j + e] * scale_log2;
-            if (tok0 + 8 * j + (e % 2) >= limit[r]) v = -INFINITY;
-            if (Kv::kMaskInvalid && skip[j][e % 2]) v = -INFINITY;
-            s[4 * j + e] = v;
-            mx[r] = fmaxf(mx[r], v);
-          }
+          for (int e = 0; e < 4; ++e) mx[e / 2] = fmaxf(mx[e / 2], s[4 * j + e]);
+#pragma unroll
+        for (int r = 0; r < 2; ++r) mx[r] *= scale_log2;
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
@@ -338,12 +392,20 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       // Both scorers' row maxima are in red_max; both warpgroups' P V reads of the last P (and,
       // with one scorer, of its rescale factors) are done.
       named_barrier(kBarMax, kConsumerThreads);
+      MLAW_TRACE(seq, 3 + 7 * g);
       float alpha[2] = {1.f, 1.f};
       if (scorer) {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           const float other = kScorers > 1 ? red_max[(1 - g) * kRowsPerTile + rows[r]] : -INFINITY;
-          const float m_new = fmaxf(m_run[r], fmaxf(mx[r], other));
+          const float m_tile = fmaxf(mx[r], other);
+          // Lazy rescaling (dense mode): the running max moves only when a tile's max passes it
+          // by more than kRescaleSlack (log2 units), so P stays <= 2^kRescaleSlack and O is
+          // rarely rescaled; the result is the same (O / l and m + log2(l) use one max). The
+          // gather mode keeps the exact running max: it reports it (max_logits).
+          const float m_new = !Kv::kMaskInvalid
+                                  ? (m_tile > m_run[r] + kRescaleSlack ? m_tile : m_run[r])
+                                  : fmaxf(m_run[r], m_tile);
           const float m_use = m_new == -INFINITY ? 0.f : m_new;
           alpha[r] = fast_exp2(m_run[r] - m_use);
           m_run[r] = m_new;
@@ -352,7 +414,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
           for (int j = 0; j < kNb; ++j)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-              const float p = fast_exp2(s[4 * j + 2 * r + e] - m_use);
+              const float p = fast_exp2(fmaf(s[4 * j + 2 * r + e], scale_log2, -m_use));
               s[4 * j + 2 * r + e] = p;
               sum += p;
             }
@@ -371,7 +433,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         }
         fence_proxy_async();
       }
+      MLAW_TRACE(seq, 4 + 7 * g);
       named_barrier(kBarP, kConsumerThreads);  // P (and the rescale factors) written
+      MLAW_TRACE(seq, 5 + 7 * g);
       if (!scorer) {
 #pragma unroll
         for (int r = 0; r < 2; ++r) alpha[r] = red_max[rows[r]];
@@ -383,6 +447,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       fence_operands(o);
       issue_pv<T>(o, p_smem, kv_smem + stage * kKvStageBytes, g);
       wgmma_wait<0>();
+      MLAW_TRACE(seq, 6 + 7 * g);
       fence_operands(o);
       if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
     }
