@@ -154,9 +154,15 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
 }  // namespace mlaw
 
 #if MLAW_SM90_TRACE
-// Copies the development trace (mla_kernel.cuh) to host memory `dst`; returns a cudaError_t.
+// The development trace (mla_kernel.cuh): dims[0..2] = CTAs, tiles, events of the buffer; with
+// dst != NULL also copies it ([CTAs][tiles][events] clock64 values) to host memory. Returns a
+// cudaError_t.
 extern "C" __attribute__((visibility("default"))) int mlaw_sm90_trace_read(
-    unsigned long long* dst) {
+    unsigned long long* dst, int32_t* dims) {
+  dims[0] = mlaw::sm90::kTraceCtas;
+  dims[1] = mlaw::sm90::kTraceTiles;
+  dims[2] = mlaw::sm90::kTraceEvents;
+  if (dst == nullptr) return 0;
   return cudaMemcpyFromSymbol(dst, mlaw::sm90::g_trace, sizeof(mlaw::sm90::g_trace));
 }
 #endif

@@ -53,9 +53,9 @@
 // consumers ~1700-2200 clocks after it is issued (when they wait for it), so a stage must be
 // free well over half a tile period before it is needed: consistent with every schedule here
 // that held a stage longer (S_{i+1} early, a lagging P V, the seesaws) exposing the loads.
-// Where this schedule leaves speed (H200, 2026-11-23, TMA tiles, role instances and the
-// planner's lockstep groups: 0.91-1.01x FlashInfer fa3 at H=128, 0.76-0.96 of the copy ceiling
-// at H=16): the
+// Where this schedule leaves speed (H200, 2026-11-23, TMA tiles, role instances, the planner's
+// lockstep groups and the lazy rescale: 0.97-1.08x FlashInfer fa3 at H=128, 0.76-0.96 of the
+// copy ceiling at H=16; README, tag `fast-lazy`): the
 // score GEMM reads Q and K from shared memory (4 KB per 32 clocks of MMA, at the port's
 // limit), the softmax does not overlap tensor work, and one warpgroup idles during the scores
 // (ncu with TMA: consumers wait on `full` < 1% of samples; ~14% at the non-scorer's wait for
@@ -204,7 +204,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         } else {
           mbar_arrive(&full[stage]);
         }
-#if MLAW_SM90_TRACE >= 2  // the load's latency (the producer waits for it: perturbs the ring)
+#if MLAW_SM90_TRACE >= 2  // the producer waits for each tile it issued, so the consumers wait
+                          // for loads: "issue -> scorer has tile" then bounds a load's latency
+                          // (the producer's own wake-up, event 12, comes later still)
         if (tid == 0) {
           mbar_wait(&full[stage], (seq / kStages) & 1);
           MLAW_TRACE(seq, 12);
