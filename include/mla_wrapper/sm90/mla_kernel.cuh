@@ -29,9 +29,11 @@
 //         m moves only when a tile's max passes it by more than kRescaleSlack = 8 (P <= 256),
 //         so after an item's first tiles O is almost never rescaled (same result: O / l and
 //         m + log2(l) use one max); the gather mode keeps the exact max (it reports it);
-//       named barrier: P of all 64 tokens written (fence.proxy.async first);
-//       O[64 rows, 256 columns of g] += P[64 x 64] V[64 x 256] (4 x wgmma m64n256k16,
-//         V = the first 512 columns of the same KV stage, read MN-major: no transpose copy);
+//       P goes over in two 32-token halves (split roles; one piece in the shared-role mode): named
+//         barrier "this half of P written" (fence.proxy.async first), then
+//         O[64 rows, 256 columns of g] += P[64 x 32] V[32 x 256] (2 x wgmma m64n256k16 per half,
+//         V = the first 512 columns of the same KV stage, read MN-major: no transpose copy), so
+//         the first half's P V runs while the scorer computes the second half's exponentials;
 //         wait, release the stage (mbarrier `empty`): the producer refills it while tile i+1
 //         (already in flight) is computed.
 //     Why not compute S_{i+1} during the softmax of tile i: that needs tiles i and i+1
@@ -53,9 +55,14 @@
 // consumers ~1700-2200 clocks after it is issued (when they wait for it), so a stage must be
 // free well over half a tile period before it is needed: consistent with every schedule here
 // that held a stage longer (S_{i+1} early, a lagging P V, the seesaws) exposing the loads.
+// Also measured (logs/sm90_lagpv_h200_2026-11-23): the other warpgroup's P_i V one tile late,
+// under the scorer's softmax of tile i+1 (the scorer's own P V from registers, stages loaded and
+// released in two parts, the late part read last by the next score GEMM): correct, but 0.87-0.98x
+// this schedule: the late part of a stage is refilled ~1000 clocks before it is needed, under
+// a ~1800-clock load, and the single P tile makes the scorer wait for the late P V.
 // Where this schedule leaves speed (H200, 2026-11-23, TMA tiles, role instances, the planner's
-// lockstep groups and the lazy rescale: 0.97-1.08x FlashInfer fa3 at H=128, 0.76-0.96 of the
-// copy ceiling at H=16; README, tag `fast-lazy`): the
+// lockstep groups, the lazy rescale and the two-half P hand-over: 0.99-1.09x FlashInfer fa3 at
+// H=128, 0.76-0.95 of the copy ceiling at H=16; README, tag `split-p`): the
 // score GEMM reads Q and K from shared memory (4 KB per 32 clocks of MMA, at the port's
 // limit), the softmax does not overlap tensor work, and one warpgroup idles during the scores
 // (ncu with TMA: consumers wait on `full` < 1% of samples; ~14% at the non-scorer's wait for
@@ -257,14 +264,15 @@ __device__ __forceinline__ void issue_scores(float (&s)[kScoreTokens / 2], uint3
   wgmma_commit();
 }
 
-// O[64 rows, 256 columns of g] += P[64 x 64 tokens] V[64 tokens x 256 columns] (issued).
-template <typename T>
+// O[64 rows, 256 columns of g] += P[64 x 64 tokens] V[64 tokens x 256 columns] (issued), over the
+// 16-token k-steps kFirst .. kLast - 1.
+template <typename T, int kFirst = 0, int kLast = kKvTile / 16>
 __device__ __forceinline__ void issue_pv(float (&o)[128], uint32_t p_smem, uint32_t kv_stage, int g) {
   using Mma = typename ElementTraits<T>::MmaO;
   const uint32_t v_base = kv_stage + g * (kOutCols / kBlockCols) * kKvBlockBytes;
   wgmma_fence();
 #pragma unroll
-  for (int ks = 0; ks < kKvTile / 16; ++ks) {
+  for (int ks = kFirst; ks < kLast; ++ks) {
     const uint64_t da = make_desc(p_smem + ks * 32, 16, 1024);
     const uint64_t db = make_desc(v_base + ks * 16 * kRowBytes, kKvBlockBytes, 1024);
     wgmma<Mma>(da, db, o);
@@ -294,6 +302,7 @@ constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
 constexpr int kBarQ = 1;    // consumer named barriers (256 threads)
 constexpr int kBarMax = 2;
 constexpr int kBarP = 3;
+constexpr int kBarP2 = 4;  // split roles: the second half of P written
 
 // kRole: 1 this warpgroup computes the scores, 0 it does not (compile time: each role's code is
 // scheduled on its own, 1.06-1.08x at H=128 on an H200, logs/sm90_pipe_h200_2026-11-23), 2 decided
@@ -396,6 +405,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       named_barrier(kBarMax, kConsumerThreads);
       MLAW_TRACE(seq, 3 + 7 * g);
       float alpha[2] = {1.f, 1.f};
+      float m_use[2];
       if (scorer) {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
@@ -408,46 +418,56 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
           const float m_new = !Kv::kMaskInvalid
                                   ? (m_tile > m_run[r] + kRescaleSlack ? m_tile : m_run[r])
                                   : fmaxf(m_run[r], m_tile);
-          const float m_use = m_new == -INFINITY ? 0.f : m_new;
-          alpha[r] = fast_exp2(m_run[r] - m_use);
+          m_use[r] = m_new == -INFINITY ? 0.f : m_new;
+          alpha[r] = fast_exp2(m_run[r] - m_use[r]);
           m_run[r] = m_new;
-          float sum = 0.f;
-#pragma unroll
-          for (int j = 0; j < kNb; ++j)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const float p = fast_exp2(fmaf(s[4 * j + 2 * r + e], scale_log2, -m_use));
-              s[4 * j + 2 * r + e] = p;
-              sum += p;
-            }
-          l_run[r] = l_run[r] * alpha[r] + sum;
+          l_run[r] *= alpha[r];
           if (kScorers == 1 && lane % 4 == 0) red_max[rows[r]] = alpha[r];  // for the other
         }
-        // P (16-bit) into the swizzled [64 rows][64 tokens] tile: token column kScoreTokens g + 8 j
+      }
+      // P in kHalves token halves: with split roles the P V of the first 32 tokens runs while the
+      // scorer computes the second half's exponentials (H200, 2026-11-23: 1.05x at B=1 L=1024
+      // H=128, 1.02x at B=128 L=16384, neutral elsewhere; logs/sm90_split_p_h200_2026-11-23).
+      constexpr int kHalves = kRole != 2 ? 2 : 1;
+      auto half = [&](auto h_const) {
+        constexpr int h = decltype(h_const)::value;
+        if (scorer) {
+          // P (16-bit) into the swizzled [64 rows][64 tokens] tile: token column
+          // kScoreTokens g + 8 j
 #pragma unroll
-        for (int j = 0; j < kNb; ++j) {
-          const int col_chunk = (g * kScoreTokens) / 8 + j;
+          for (int j = h * kNb / kHalves; j < (h + 1) * kNb / kHalves; ++j) {
+            const int col_chunk = (g * kScoreTokens) / 8 + j;
 #pragma unroll
-          for (int r = 0; r < 2; ++r)
-            *reinterpret_cast<uint32_t*>(p_ptr + rows[r] * kRowBytes +
-                                         ((col_chunk ^ (rows[r] % 8)) << 4) + 4 * (lane % 4)) =
-                ElementTraits<T>::pack(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+            for (int r = 0; r < 2; ++r) {
+              const float p0 = fast_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -m_use[r]));
+              const float p1 = fast_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -m_use[r]));
+              l_run[r] += p0 + p1;
+              *reinterpret_cast<uint32_t*>(p_ptr + rows[r] * kRowBytes +
+                                           ((col_chunk ^ (rows[r] % 8)) << 4) + 4 * (lane % 4)) =
+                  ElementTraits<T>::pack(p0, p1);
+            }
+          }
+          fence_proxy_async();
         }
-        fence_proxy_async();
-      }
-      MLAW_TRACE(seq, 4 + 7 * g);
-      named_barrier(kBarP, kConsumerThreads);  // P (and the rescale factors) written
-      MLAW_TRACE(seq, 5 + 7 * g);
-      if (!scorer) {
+        if (h == 0) MLAW_TRACE(seq, 4 + 7 * g);
+        named_barrier(h == 0 ? kBarP : kBarP2, kConsumerThreads);  // this half of P written
+        if (h == 0) {
+          MLAW_TRACE(seq, 5 + 7 * g);
+          if (!scorer) {  // the rescale factors came with the first half
 #pragma unroll
-        for (int r = 0; r < 2; ++r) alpha[r] = red_max[rows[r]];
-      }
-      if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+            for (int r = 0; r < 2; ++r) alpha[r] = red_max[rows[r]];
+          }
+          if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
-        for (int i = 0; i < 128; ++i) o[i] *= alpha[(i % 4) / 2];
-      }
-      fence_operands(o);
-      issue_pv<T>(o, p_smem, kv_smem + stage * kKvStageBytes, g);
+            for (int i = 0; i < 128; ++i) o[i] *= alpha[(i % 4) / 2];
+          }
+        }
+        fence_operands(o);
+        issue_pv<T, h * kKvTile / 16 / kHalves, (h + 1) * kKvTile / 16 / kHalves>(
+            o, p_smem, kv_smem + stage * kKvStageBytes, g);
+      };
+      half(std::integral_constant<int, 0>{});
+      if constexpr (kHalves == 2) half(std::integral_constant<int, 1>{});
       wgmma_wait<0>();
       MLAW_TRACE(seq, 6 + 7 * g);
       fence_operands(o);
