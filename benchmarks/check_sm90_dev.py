@@ -128,7 +128,9 @@ def main():
 
 def print_trace(w, what):
     """Median clocks between the trace events of mla_kernel.cuh (MLAW_SM90_TRACE) over the
-    traced CTAs' KV tiles from the third to the third-last (the first tiles fill the ring)."""
+    traced CTAs' KV tiles from the third to the third-last (the first tiles fill the ring).
+    A clock read right after a named barrier can retire before the barrier resolves, so a span
+    that starts there may include part of that wait (logs/sm90_lagpv_h200_2026-11-23)."""
     import ctypes
 
     import numpy as np
@@ -147,11 +149,13 @@ def print_trace(w, what):
     spans = [  # (name, from event, to event, tile offset of `to`)
         ("tile period (scorer full-wait to next)", 0, 0, 1),
         ("scorer: wait full", 0, 1, 0), ("scorer: S GEMM", 1, 2, 0),
-        ("scorer: S done -> barMax", 2, 3, 0), ("scorer: softmax + P store", 3, 4, 0),
-        ("scorer: wait barP", 4, 5, 0), ("scorer: P V GEMM", 5, 6, 0),
+        ("scorer: S done -> barMax", 2, 3, 0),
+        ("scorer: first half of P (exp + store)", 3, 4, 0), ("scorer: wait barP", 4, 5, 0),
+        ("scorer: second half of P + both P V", 5, 6, 0),
         ("scorer: PV done -> next full wait", 6, 0, 1),
         ("pv-wg: wait full", 7, 8, 0), ("pv-wg: full -> barMax (waits for S)", 8, 10, 0),
-        ("pv-wg: barMax -> barP (waits for softmax)", 10, 12, 0), ("pv-wg: P V GEMM", 12, 13, 0),
+        ("pv-wg: barMax -> barP (waits for P's first half)", 10, 12, 0),
+        ("pv-wg: both halves' P V (waits for the second)", 12, 13, 0),
         ("producer: wait empty", 14, 15, 0),
         ("producer issue -> scorer has tile", 15, 1, 0),
         ("scorer S done -> pv-wg PV done", 2, 13, 0),
