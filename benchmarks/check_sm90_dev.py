@@ -3,7 +3,7 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
 
     python benchmarks/check_sm90_dev.py [--backend sm90] [--small]
     python benchmarks/check_sm90_dev.py --backend sm90 --profile H B L   # one case, 3 runs (ncu;
-      with --variant, of that build)
+      with --variant, of that build; --backend fi_fa3 / fi_fa2: FlashInfer's kernels)
     python benchmarks/check_sm90_dev.py --trace H B L --variant=-DMLAW_SM90_TRACE=1  # per-tile
       phase times (clock64) of the first CTAs' warpgroups (mla_kernel.cuh, MLAW_SM90_TRACE)
     python benchmarks/check_sm90_dev.py --backend sm90 --variant "-DKNOB=1"  # checks + A/B timing
@@ -89,6 +89,17 @@ def main():
     ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     if args.profile or args.trace:
         h, batch, length = args.profile or args.trace
+        if args.profile and args.backend.startswith("fi_"):  # a FlashInfer peer under ncu
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from bench_decode import make_case, runner_flashinfer
+
+            fn, _ = runner_flashinfer(args.backend[3:], make_case(h, batch, length, 64, 1, "cuda", 0),
+                                      ws)
+            for _ in range(3):
+                fn()
+            torch.cuda.synchronize()
+            print(f"profiled {args.backend} H={h} B={batch} L={length}")
+            return
         b = make_batch([length] * batch, 1, h, 64, torch.bfloat16)
         w = BatchMLAPagedAttentionWrapper(ws, backend=args.backend)
         w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, 64,
@@ -144,6 +155,23 @@ def print_trace(w, what):
     rc = lib.mlaw_sm90_trace_read(buf, dims)
     assert rc == 0, f"mlaw_sm90_trace_read: cudaError {rc}"
     t = np.frombuffer(buf, dtype=np.uint64).reshape(ctas, tiles, events).astype(np.int64)
+    used = int((t[:, :, 1] != 0).sum(axis=1).max())
+    if used < 6:  # a short item (B=1): each CTA's whole timeline, clocks from its Q load
+        print(f"trace {what}: clocks from the consumers' Q load (event 16) per CTA")
+        for c in range(ctas):
+            n = int((t[c, :, 1] != 0).sum())
+            if not n:
+                continue
+            z = t[c, 0, 16]
+            line = [f"Q landed {t[c, 0, 18] - z}"]
+            for i in range(n):
+                e = t[c, i] - z
+                line.append(f"tile {i}: issued {e[15]} full {e[1]} S {e[2]} P0 {e[4]} "
+                            f"PV {e[6]}/{e[13]}")
+            line.append(f"epilogue: sums {t[c, 0, 20] - z} staged {t[c, 0, 21] - z} "
+                        f"stored {t[c, 0, 19] - z}")
+            print(f"  cta {c}: " + "; ".join(line))
+        return
     t = t - t[:, :1, :1]
     sel = slice(2, tiles - 2)
     spans = [  # (name, from event, to event, tile offset of `to`)

@@ -63,7 +63,8 @@ typedef struct MlaPlan {
   const int32_t* request_info;     // [max_batch * kRequestFields]
   const int32_t* merge_info;       // [max_merge_items * kMergeFields]
   const int32_t* counts;           // [4]: num_work_items, num_merge_items, batch_size, num_rows_total
-  float* partial_o;                // [max_partial_slots, rows_per_tile, head_dim_ckv] float32
+  void* partial_o;                 // [max_partial_slots, rows_per_tile, head_dim_ckv]: float32
+                                   // (sm80) or the output's 16-bit type (sm90)
   float* partial_lse;              // [max_partial_slots, rows_per_tile] float32, base 2
   int32_t num_ctas;                // grid size of the attention kernel (persistent)
   int32_t rows_per_tile;           // kRowsPerTile of the kernel the plan was made for

@@ -1,14 +1,17 @@
-// Split-KV combine of the sm80 family: merges the float32 partials (base-2 LSE) that the
-// attention kernel wrote for split work items into out / lse.
+// Split-KV combine of the planned families: merges the partials (base-2 LSE) that the
+// attention kernel wrote for split work items into out / lse. sm80 writes float32 partials,
+// sm90 partials of the output's 16-bit type (half the bytes on the latency-bound path).
 //
-// combine_rows() is the merge itself; it runs either at the end of the attention kernel
+// combine_rows() is the merge itself; it runs either at the end of the sm80 attention kernel
 // (fused: the attention grid is launched cooperatively, waits at a grid barrier once every
 // work item is done, then every CTA merges; see mla_kernel.cuh) or in the separate
-// mla_combine_kernel (fallback when the attention grid cannot be co-resident, see
-// launcher.cuh). Every warp grid-strides over (merge item, row of its tile) pairs, the number
-// of merge items being read from plan.counts[1] on the device. Lane l merges columns
-// 4 l + 128 k + e (k, e < 4), so each partial row is read with fully coalesced 512-byte float4
-// transactions (through L2: the partials were written by other SMs in the same grid).
+// mla_combine_kernel (launcher.cuh of both families). Every warp grid-strides over (merge
+// item, row of its tile, column part) units, the number of merge items being read from
+// plan.counts[1] on the device; the lanes of a warp read consecutive 8- or 16-byte pieces of a
+// partial row (coalesced, through L2: the partials were written by other SMs). The separate
+// kernel splits a row into kCombineParts parts and loads kCombineSlotBatch slots at once, so a
+// small batch's few rows still keep many loads in flight (H200, B=1: one warp per row walking
+// one slot at a time took 10-17 us under ncu).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,76 +26,127 @@
 namespace mlaw {
 namespace sm80 {
 
-// Merges (merge item, row) pairs gw = first_warp, first_warp + warp_stride, ... (one per warp),
-// loading kSlotBatch partial slots of a row at a time.
-template <typename T, int kSlotBatch>
-__device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunArgs& args,
-                                             int first_warp, int warp_stride) {
-  const int lane = threadIdx.x % 32;
-  const int total = plan.counts[1] * kRowsPerTile;
-  for (int gw = first_warp; gw < total; gw += warp_stride) {
-    const int m = gw / kRowsPerTile;
-    const int r = gw % kRowsPerTile;
-    const int* mi = plan.merge_info + m * kMergeFields;
-    const int req = mi[kMergeRequest];
-    const int row_tile = mi[kMergeRowTile];
-    const int first_slot = mi[kMergeFirstSlot];
-    const int num_slots = mi[kMergeNumSlots];
-    const int* ri = plan.request_info + req * kRequestFields;
-    const int row = row_tile * kRowsPerTile + r;
-    if (row >= ri[kRequestQoLen] * args.num_heads) continue;
-
-    MergeState<kCombineVec> state;
-    state.init();
-    // kSlotBatch slots at a time: their LSE and rows are loaded before any is merged, so a
-    // warp keeps kSlotBatch x 2 KB in flight (the fused combine runs 8 warps per SM).
-    for (int k0 = 0; k0 < num_slots; k0 += kSlotBatch) {
-      float s[kSlotBatch];
-      float v[kSlotBatch][kCombineVec];
+// Loads kN consecutive partial elements (float32 or 16-bit) as floats, through L2.
+template <typename P, int kN>
+__device__ __forceinline__ void load_partial(const P* src, float (&v)[kN]) {
+  if constexpr (sizeof(P) == 4) {
+    static_assert(kN % 4 == 0, "float32 partials load as float4");
 #pragma unroll
-      for (int j = 0; j < kSlotBatch; ++j) {
-        s[j] = -INFINITY;  // past num_slots: empty (MergeState skips it)
-#pragma unroll
-        for (int e = 0; e < kCombineVec; ++e) v[j][e] = 0.f;
-        if (k0 + j < num_slots) {
-          const int64_t prow = static_cast<int64_t>(first_slot + k0 + j) * kRowsPerTile + r;
-          s[j] = __ldcg(plan.partial_lse + prow);
-          const float* src = plan.partial_o + prow * kHeadDimCkv + 4 * lane;
-#pragma unroll
-          for (int q = 0; q < kCombineVec / 4; ++q) {
-            const float4 x = __ldcg(reinterpret_cast<const float4*>(src + 128 * q));
-            v[j][4 * q] = x.x;
-            v[j][4 * q + 1] = x.y;
-            v[j][4 * q + 2] = x.z;
-            v[j][4 * q + 3] = x.w;
-          }
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < kSlotBatch; ++j) state.template add<false>(v[j], s[j]);
+    for (int i = 0; i < kN; i += 4) {
+      const float4 x = __ldcg(reinterpret_cast<const float4*>(src + i));
+      v[i] = x.x, v[i + 1] = x.y, v[i + 2] = x.z, v[i + 3] = x.w;
     }
-    float v[kCombineVec];
-    float s;
-    state.template finish<false>(v, s);
-
-    const int64_t token = ri[kRequestQoStart] + row / args.num_heads;
-    const int64_t head = row % args.num_heads;
-    T* dst = static_cast<T*>(args.out) + token * args.out_stride_token +
-             head * args.out_stride_head + 4 * lane;
-#pragma unroll
-    for (int q = 0; q < kCombineVec / 4; ++q) {
-      uint2 packed;
-      packed.x = ElementTraits<T>::pack(v[4 * q], v[4 * q + 1]);
-      packed.y = ElementTraits<T>::pack(v[4 * q + 2], v[4 * q + 3]);
-      *reinterpret_cast<uint2*>(dst + 128 * q) = packed;
+  } else {
+    static_assert(kN == 4 || kN == 8, "16-bit partials load as 8 or 16 bytes");
+    uint32_t w[kN / 2];
+    if constexpr (kN == 8) {
+      const uint4 x = __ldcg(reinterpret_cast<const uint4*>(src));
+      w[0] = x.x, w[1] = x.y, w[2] = x.z, w[3] = x.w;
+    } else {
+      const uint2 x = __ldcg(reinterpret_cast<const uint2*>(src));
+      w[0] = x.x, w[1] = x.y;
     }
-    if (lane == 0 && args.lse != nullptr)
-      args.lse[token * args.lse_stride_token + head] =
-          args.lse_base_e ? s * 0.6931471805599453f : s;
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) {
+      const float2 f = ElementTraits<P>::unpack(w[i]);
+      v[2 * i] = f.x, v[2 * i + 1] = f.y;
+    }
   }
 }
 
-template <typename T>
+// Merges (merge item, row, column part) units gw = first_warp, first_warp + warp_stride, ...
+// (one per warp), loading kSlotBatch partial slots at a time. Partials are P (float32, or the
+// output's 16-bit type); a row's 512 columns are split into kParts parts, lane l of a part
+// merging kVec consecutive columns (kParts = 4: one 16-byte float32 or 8-byte 16-bit load per
+// lane and slot, so one row's slots are read by four warps in parallel).
+template <typename T, typename P, int kSlotBatch, int kParts>
+__device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunArgs& args,
+                                             int first_warp, int warp_stride) {
+  constexpr int kVec = kHeadDimCkv / 32 / kParts;       // columns per lane
+  constexpr int kLoad = kVec < 16 / int(sizeof(P)) ? kVec : 16 / int(sizeof(P));  // per load
+  static_assert(kVec % kLoad == 0 && kLoad % 4 == 0, "a lane's columns come in 4-wide loads");
+  const int lane = threadIdx.x % 32;
+  const P* partial_o = static_cast<const P*>(plan.partial_o);
+  const int total = plan.counts[1] * kRowsPerTile * kParts;
+  // The lanes first look up 32 of the warp's units at once (merge item, request, whether the
+  // row exists: a tile's rows past qo_len x num_heads, e.g. 48 of 64 at H=16, cost one lookup
+  // round per 32 units instead of a chain of dependent loads each), then the warp merges the
+  // valid ones.
+  for (int base = first_warp; base < total; base += 32 * warp_stride) {
+    const int mine = base + lane * warp_stride;
+    int first_slot_l = 0, num_slots_l = 0, qo_start_l = 0, row_l = -1;
+    if (mine < total) {
+      const int* mi = plan.merge_info + (mine / (kParts * kRowsPerTile)) * kMergeFields;
+      const int* ri = plan.request_info + mi[kMergeRequest] * kRequestFields;
+      const int row = mi[kMergeRowTile] * kRowsPerTile + (mine / kParts) % kRowsPerTile;
+      if (row < ri[kRequestQoLen] * args.num_heads) {
+        row_l = row;
+        first_slot_l = mi[kMergeFirstSlot];
+        num_slots_l = mi[kMergeNumSlots];
+        qo_start_l = ri[kRequestQoStart];
+      }
+    }
+    for (unsigned todo = __ballot_sync(0xffffffffu, row_l >= 0); todo; todo &= todo - 1) {
+      const int owner = __ffs(todo) - 1;  // the lane that looked this unit up
+      const int gw = base + owner * warp_stride;
+      const int part = gw % kParts;
+      const int r = (gw / kParts) % kRowsPerTile;
+      const int row = __shfl_sync(0xffffffffu, row_l, owner);
+      const int first_slot = __shfl_sync(0xffffffffu, first_slot_l, owner);
+      const int num_slots = __shfl_sync(0xffffffffu, num_slots_l, owner);
+      const int qo_start = __shfl_sync(0xffffffffu, qo_start_l, owner);
+      // column of load q of this lane: col0 + 32 kLoad q
+      const int col0 = part * (kHeadDimCkv / kParts) + kLoad * lane;
+
+      MergeState<kVec> state;
+      state.init();
+      // kSlotBatch slots at a time: their LSE and rows are loaded before any is merged.
+      for (int k0 = 0; k0 < num_slots; k0 += kSlotBatch) {
+        float s[kSlotBatch];
+        float v[kSlotBatch][kVec];
+#pragma unroll
+        for (int j = 0; j < kSlotBatch; ++j) {
+          s[j] = -INFINITY;  // past num_slots: empty (MergeState skips it)
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) v[j][e] = 0.f;
+          if (k0 + j < num_slots) {
+            const int64_t prow = static_cast<int64_t>(first_slot + k0 + j) * kRowsPerTile + r;
+            s[j] = __ldcg(plan.partial_lse + prow);
+            const P* src = partial_o + prow * kHeadDimCkv + col0;
+#pragma unroll
+            for (int q = 0; q < kVec / kLoad; ++q)
+              load_partial<P, kLoad>(src + 32 * kLoad * q,
+                                     *reinterpret_cast<float(*)[kLoad]>(&v[j][kLoad * q]));
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < kSlotBatch; ++j) state.template add<false>(v[j], s[j]);
+      }
+      float v[kVec];
+      float s;
+      state.template finish<false>(v, s);
+
+      const int64_t token = qo_start + row / args.num_heads;
+      const int64_t head = row % args.num_heads;
+      T* dst = static_cast<T*>(args.out) + token * args.out_stride_token +
+               head * args.out_stride_head + col0;
+#pragma unroll
+      for (int q = 0; q < kVec / kLoad; ++q)
+#pragma unroll
+        for (int e = 0; e < kLoad; e += 4) {
+          uint2 packed;
+          packed.x = ElementTraits<T>::pack(v[kLoad * q + e], v[kLoad * q + e + 1]);
+          packed.y = ElementTraits<T>::pack(v[kLoad * q + e + 2], v[kLoad * q + e + 3]);
+          *reinterpret_cast<uint2*>(dst + 32 * kLoad * q + e) = packed;
+        }
+      if (lane == 0 && part == 0 && args.lse != nullptr)
+        args.lse[token * args.lse_stride_token + head] =
+            args.lse_base_e ? s * 0.6931471805599453f : s;
+    }
+  }
+}
+
+template <typename T, typename P>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -100,21 +154,23 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
   // and its partials are visible. A no-op for an ordinary launch.
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-  combine_rows<T, 1>(plan, args, blockIdx.x * kCombineWarps + threadIdx.x / 32,
-                  gridDim.x * kCombineWarps);
+  combine_rows<T, P, kCombineSlotBatch, kCombineParts>(
+      plan, args, blockIdx.x * kCombineWarps + threadIdx.x / 32, gridDim.x * kCombineWarps);
 }
 
-// Launches the combine kernel after an attention launch on `stream` when the plan has merge
-// capacity (grid: enough warps for max_merge_items x kRowsPerTile rows, at most
+// Launches the combine kernel (partials of type P) after an attention launch on `stream` when
+// the plan has merge capacity (grid: enough warps for max_merge_items x kRowsPerTile rows x
+// kCombineParts, at most
 // kCombineCtasPerSm CTAs per SM of the device). pdl: programmatic dependent launch (SM90+): the
 // attention CTAs allow it as they start, so the combine grid is launched (and parks in griddepcontrol.wait on free SMs) while
 // attention runs, instead of after it; the wait returns once attention's writes are visible.
 // Returns 0 or a CUDA error status.
-template <typename T>
+template <typename T, typename P>
 int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream,
                    int sm_count, bool pdl) {
   if (plan->max_merge_items <= 0) return 0;
-  const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile;
+  const int64_t warps_needed =
+      static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * kCombineParts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
   const int max_grid = kCombineCtasPerSm * sm_count;
   const int grid = static_cast<int>(blocks_needed < max_grid ? blocks_needed : max_grid);
@@ -128,7 +184,7 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = pdl ? 1 : 0;
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, mla_combine_kernel<T>, *plan, *args);
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P>, *plan, *args);
   if (err != cudaSuccess) return static_cast<int>(err);
   const cudaError_t last = cudaGetLastError();
   return last == cudaSuccess ? 0 : static_cast<int>(last);

@@ -65,10 +65,11 @@ static_assert(KvConfig<64, 2>::kSmemBytes == 230912 && KvConfig<32, 4>::kSmemByt
                   KvConfig<32, 2>::kSmemBytes == 153088 && KvConfig<16, 1>::kSmemBytes == 95232,
               "update CONFIGS in mla_wrapper/sm80.py and the table above");
 
-// Combine kernel: one warp per (merge item, row); each lane merges 16 columns.
+// Combine kernel (combine_kernel.cuh): one warp per (merge item, row, column part).
 constexpr int kCombineWarps = 8;
 constexpr int kCombineCtasPerSm = 4;                  // the separate combine kernel's grid cap
-constexpr int kCombineVec = kHeadDimCkv / 32;          // 16
+constexpr int kCombineParts = 4;                      // column parts of a row (128 columns each)
+constexpr int kCombineSlotBatch = 8;                  // partial slots a warp loads at once
 // Fused combine (8 warps per SM, mla_kernel.cuh): partial slots a warp loads at once.
 constexpr int kFusedCombineSlotBatch = 8;
 // The launcher fuses the combine only while merge rows <= this many per warp of the grid.

@@ -101,7 +101,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
         <<<plan->num_ctas, kThreads, kSmemBytes, stream>>>(*plan, *args, 0, kvm);
     if (int st = launch_status()) return st;
   }
-  return launch_combine<T>(plan, args, stream, ds.sm_count, ds.pdl);
+  return launch_combine<T, float>(plan, args, stream, ds.sm_count, ds.pdl);
 }
 
 }  // namespace sm80

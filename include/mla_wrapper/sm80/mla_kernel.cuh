@@ -478,7 +478,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             *reinterpret_cast<uint32_t*>(dst + 8 * ni) = ElementTraits<T>::pack(
                 acc[mi][ni][2 * rr] * inv, acc[mi][ni][2 * rr + 1] * inv);
         } else {
-          float* dst = plan.partial_o +
+          float* dst = static_cast<float*>(plan.partial_o) +
                        (static_cast<int64_t>(slot) * kRowsPerTile + row) * kHeadDimCkv + col0;
 #pragma unroll
           for (int ni = 0; ni < 8; ++ni)
@@ -507,7 +507,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // ---- fused split-KV combine (cooperative launch only) ----
   if (fused_combine && plan.counts[1] > 0) {
     cooperative_groups::this_grid().sync();  // all partials of the grid written and visible
-    combine_rows<T, kFusedCombineSlotBatch>(plan, args, blockIdx.x * kWarps + warp, gridDim.x * kWarps);
+    combine_rows<T, float, kFusedCombineSlotBatch, 1>(plan, args, blockIdx.x * kWarps + warp,
+                                                      gridDim.x * kWarps);
   }
 }
 

@@ -68,6 +68,14 @@ constexpr int kSmemBytes = kSmemBarriers + 2 * kStages * 8;                    /
 constexpr int kSmemAlign = 1024;  // swizzled tiles need 1024-byte alignment
 constexpr int kSmemAlloc = kSmemBytes + kSmemAlign;
 
+// Epilogue: consumer warpgroup g stages its O / l half as 16-bit rows in the Q tile (unused
+// once the item's last score GEMM is done) at a pitch padded by 16 bytes (conflict-free
+// fragment stores), then copies the rows out with 16-byte stores (512 contiguous bytes per
+// warp instruction), to out or, for a split item, to its 16-bit partial slot.
+constexpr int kEpiPitch = kOutCols * 2 + 16;  // 528 bytes
+static_assert(kConsumerWarpgroups * kRowsPerTile * kEpiPitch <= kQBytes,
+              "the epilogue's staged rows must fit in the Q tile");
+
 static_assert(kSmemAlloc <= 232448, "sm90 MLA kernel exceeds 227 KB of shared memory");
 static_assert(kPlanKvTile % kKvTile == 0, "the plan granularity must be a multiple of the tile");
 

@@ -147,7 +147,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
         *plan, *args, kvm, make_kv_maps<Kv>(*args));
     if (int st = launch_status()) return st;
   }
-  return sm80::launch_combine<T>(plan, args, stream, ds.sm_count, /*pdl=*/true);
+  return sm80::launch_combine<T, T>(plan, args, stream, ds.sm_count, /*pdl=*/true);
 }
 
 }  // namespace sm90

@@ -38,8 +38,11 @@
 //         (already in flight) is computed.
 //     Why not compute S_{i+1} during the softmax of tile i: that needs tiles i and i+1
 //     resident while i+2 loads, three 72 KB stages next to the 72 KB Q tile (> 227 KB).
-//     epilogue: row sums of the scorers added through shared memory; O / l written to
-//       out (16-bit) or to the float32 partial slot; lse = m + log2(l) (base 2 for partials).
+//     epilogue: row sums of the scorers added through shared memory; O / l as 16-bit rows
+//       staged in the Q tile, then copied with 16-byte stores to out or to the item's partial
+//       slot (16-bit: at B=1 a CTA's output is as many bytes as a KV tile, and an SM moves
+//       only ~24 bytes per clock in or out: H200 trace, logs/sm90_latency_h200_2026-11-23);
+//       lse = m + log2(l) (base 2 for partials).
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
@@ -117,7 +120,7 @@ namespace sm90 {
 #define MLAW_SM90_TRACE 0
 #endif
 #if MLAW_SM90_TRACE
-constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 16;
+constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 22;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 #define MLAW_TRACE(seq, e)                                                              \
   do {                                                                                  \
@@ -303,6 +306,7 @@ constexpr int kBarQ = 1;    // consumer named barriers (256 threads)
 constexpr int kBarMax = 2;
 constexpr int kBarP = 3;
 constexpr int kBarP2 = 4;  // split roles: the second half of P written
+constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 threads)
 
 // kRole: 1 this warpgroup computes the scores, 0 it does not (compile time: each role's code is
 // scheduled on its own, 1.06-1.08x at H=128 on an H200, logs/sm90_pipe_h200_2026-11-23), 2 decided
@@ -328,10 +332,13 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
 
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item(plan, w, num_heads, kvm);
+    [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
     if (item.num_tiles > 0) {
+      MLAW_TRACE(seq0, 16 + g);
       load_q<T>(args, item, q_smem, ctid);
       named_barrier(kBarQ, kConsumerThreads);
+      MLAW_TRACE(seq0, 18);
     }
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
 #pragma unroll
@@ -482,33 +489,22 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       l += __shfl_xor_sync(0xffffffffu, l, 2);
       if (lane % 4 == 0) red_sum[g * kRowsPerTile + rows[r]] = l;
     }
-    named_barrier(kBarMax, kConsumerThreads);
+    named_barrier(kBarMax, kConsumerThreads);  // (also: the score GEMMs are done with Q)
+    if (g == 0) MLAW_TRACE(seq0, 20);
+    char* staged = smem + kSmemQ + g * kRowsPerTile * kEpiPitch;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = rows[r];
-      if (row >= item.valid_rows) continue;
       const float l = red_sum[row] + red_sum[kRowsPerTile + row];
       const float inv = l > 0.f ? 1.f / l : 0.f;
-      const int col0 = g * kOutCols + 2 * (lane % 4);
-      const int grow = item.row0 + row;
-      const int64_t token = item.qo_start + grow / num_heads;
-      const int64_t head = grow % num_heads;
-      if (item.slot < 0) {
-        T* dst = static_cast<T*>(args.out) + token * args.out_stride_token +
-                 head * args.out_stride_head + col0;
 #pragma unroll
-        for (int j = 0; j < 32; ++j)
-          *reinterpret_cast<uint32_t*>(dst + 8 * j) =
-              ElementTraits<T>::pack(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
-      } else {
-        float* dst = plan.partial_o +
-                     (static_cast<int64_t>(item.slot) * kRowsPerTile + row) * kHeadDimCkv + col0;
-#pragma unroll
-        for (int j = 0; j < 32; ++j)
-          *reinterpret_cast<float2*>(dst + 8 * j) =
-              make_float2(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
-      }
-      if (g == 0 && lane % 4 == 0) {
+      for (int j = 0; j < 32; ++j)
+        *reinterpret_cast<uint32_t*>(staged + row * kEpiPitch + 2 * (8 * j + 2 * (lane % 4))) =
+            ElementTraits<T>::pack(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+      if (g == 0 && lane % 4 == 0 && row < item.valid_rows) {
+        const int grow = item.row0 + row;
+        const int64_t token = item.qo_start + grow / num_heads;
+        const int64_t head = grow % num_heads;
         const float lse2 = l > 0.f ? m_run[r] + log2f(l) : -INFINITY;
         if (item.slot >= 0) {
           plan.partial_lse[static_cast<int64_t>(item.slot) * kRowsPerTile + row] = lse2;
@@ -520,6 +516,25 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         }
       }
     }
+    named_barrier(kBarEpi + g, 128);  // this warpgroup's rows are staged
+    if (g == 0) MLAW_TRACE(seq0, 21);
+    // Warp w copies rows w, w + 4, ... (the valid rows of a small head count spread over all
+    // four warps), 16 bytes per lane.
+    for (int row = warp; row < item.valid_rows; row += 4) {
+      const uint4 x = *reinterpret_cast<const uint4*>(staged + row * kEpiPitch + 16 * lane);
+      T* dst;
+      if (item.slot < 0) {
+        const int grow = item.row0 + row;
+        const int64_t token = item.qo_start + grow / num_heads;
+        dst = static_cast<T*>(args.out) + token * args.out_stride_token +
+              static_cast<int64_t>(grow % num_heads) * args.out_stride_head;
+      } else {
+        dst = static_cast<T*>(plan.partial_o) +
+              (static_cast<int64_t>(item.slot) * kRowsPerTile + row) * kHeadDimCkv;
+      }
+      *reinterpret_cast<uint4*>(dst + g * kOutCols + 8 * lane) = x;
+    }
+    if (g == 0) MLAW_TRACE(seq0, 19);
   }
 }
 
