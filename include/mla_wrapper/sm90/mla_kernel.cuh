@@ -58,6 +58,11 @@
 // consumers ~1700-2200 clocks after it is issued (when they wait for it), so a stage must be
 // free well over half a tile period before it is needed: consistent with every schedule here
 // that held a stage longer (S_{i+1} early, a lagging P V, the seesaws) exposing the loads.
+// At B=1 (a few CTAs, each two tiles) the same trace shows a CTA's bytes, not its math, setting
+// the time (logs/sm90_latency_h200_2026-11-23): Q (72 KB at H=128) lands ~7800 clocks after it
+// is requested next to the first tiles, and the 64 KB of 16-bit output take ~1800 clocks to
+// leave (~20-35 bytes per clock per SM either way); holding the second tile back until the first
+// landed did not move Q (not kept).
 // Also measured (logs/sm90_lagpv_h200_2026-11-23): the other warpgroup's P_i V one tile late,
 // under the scorer's softmax of tile i+1 (the scorer's own P V from registers, stages loaded and
 // released in two parts, the late part read last by the next score GEMM): correct, but 0.87-0.98x
