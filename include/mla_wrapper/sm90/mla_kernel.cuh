@@ -25,11 +25,11 @@
 //         m, alpha = exp2(m_old - m), P = exp2(S * scale - m) (one FFMA + ex2) written as
 //         16-bit to the swizzled P tile and alpha to shared memory for the other warpgroup
 //         (with two scorers the row maxima are exchanged instead); both rescale their O half
-//         by alpha (skipped when no row max of the warp moved). Dense mode rescales lazily:
-//         m moves only when a tile's max passes it by more than kRescaleSlack = 8 (P <= 256),
+//         by alpha (skipped when no row max of the warp moved). m is rescaled lazily: it
+//         moves only when a tile's max passes it by more than kRescaleSlack = 8 (P <= 256),
 //         so after an item's first tiles O is almost never rescaled (same result: O / l and
-//         m + log2(l) use one max); the gather mode keeps the exact max (it reports it);
-//       P goes over in two 32-token halves (split roles; one piece in the shared-role mode): named
+//         m + log2(l) use one max); the gather mode tracks the exact max apart (it reports it);
+//       P goes over in two 32-token halves (split roles; one piece with two scorers): named
 //         barrier "this half of P written" (fence.proxy.async first), then
 //         O[64 rows, 256 columns of g] += P[64 x 32] V[32 x 256] (2 x wgmma m64n256k16 per half,
 //         V = the first 512 columns of the same KV stage, read MN-major: no transpose copy), so
@@ -315,7 +315,7 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 
 // kRole: 1 this warpgroup computes the scores, 0 it does not (compile time: each role's code is
 // scheduled on its own, 1.06-1.08x at H=128 on an H200, logs/sm90_pipe_h200_2026-11-23), 2 decided
-// at run time (g < kScorers: two scorers, and the gather mode, whose role-split build spills).
+// at run time (g < kScorers: two scorers).
 template <typename T, int kRole, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         int w_begin, int w_end, char* smem, uint64_t* full,
@@ -357,6 +357,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       }
     }
     float m_run[2] = {-INFINITY, -INFINITY};
+    [[maybe_unused]] float m_max[2] = {-INFINITY, -INFINITY};  // gather mode: exact row max
     float l_run[2] = {0.f, 0.f};
     float o[128];
 #pragma unroll
@@ -375,13 +376,14 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       if (scorer) {
         fence_operands(s);
         issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
-        bool skip[kNb][2] = {};  // gather mode: this thread's tokens whose slot id is invalid
-        if constexpr (Kv::kMaskInvalid) {  // (looked up while the scores run)
-#pragma unroll
-          for (int j = 0; j < kNb; ++j)
-#pragma unroll
-            for (int e = 0; e < 2; ++e)
-              skip[j][e] = kvm.page(args, item.page_start, tok0 + 8 * j + e, item.kv_end) < 0;
+        // Gather mode: lane l looks up the slot ids of this scorer's tokens l and l + 32 while
+        // the scores run; a ballot then gives the whole warp the tile's 64-bit validity mask
+        // (two registers a thread, not one per token it holds: the role-split build fits).
+        int slot_lo = 0, slot_hi = 0;
+        if constexpr (Kv::kMaskInvalid) {
+          const int t = item.kv_start + it * kKvTile + g * kScoreTokens + lane;
+          slot_lo = kvm.page(args, item.page_start, t, item.kv_end);
+          if (kScoreTokens > 32) slot_hi = kvm.page(args, item.page_start, t + 32, item.kv_end);
         }
         wgmma_wait<0>();
         MLAW_TRACE(seq, 2 + 7 * g);
@@ -389,6 +391,10 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         // ---- softmax of S_i (this scorer's tokens) ----
         // Raw scores: the max is taken unscaled (sm_scale > 0) and the scale is folded into the
         // exponent below (one FFMA per element); masking only where the tile crosses a limit.
+        uint64_t valid = ~0ull;  // bit i: this scorer's token i has a slot (gather mode)
+        if constexpr (Kv::kMaskInvalid)
+          valid = __ballot_sync(0xffffffffu, slot_lo >= 0) |
+                  (uint64_t(__ballot_sync(0xffffffffu, slot_hi >= 0)) << 32);
         if (Kv::kMaskInvalid || tok0 + kScoreTokens > min(limit[0], limit[1])) {
 #pragma unroll
           for (int j = 0; j < kNb; ++j)
@@ -396,7 +402,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
             for (int e = 0; e < 4; ++e) {
               const int r = e / 2;
               if (tok0 + 8 * j + (e % 2) >= limit[r]) s[4 * j + e] = -INFINITY;
-              if (Kv::kMaskInvalid && skip[j][e % 2]) s[4 * j + e] = -INFINITY;
+              if (Kv::kMaskInvalid && !((valid >> (8 * j + 2 * (lane % 4) + e % 2)) & 1))
+                s[4 * j + e] = -INFINITY;
             }
         }
 #pragma unroll
@@ -423,13 +430,12 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         for (int r = 0; r < 2; ++r) {
           const float other = kScorers > 1 ? red_max[(1 - g) * kRowsPerTile + rows[r]] : -INFINITY;
           const float m_tile = fmaxf(mx[r], other);
-          // Lazy rescaling (dense mode): the running max moves only when a tile's max passes it
-          // by more than kRescaleSlack (log2 units), so P stays <= 2^kRescaleSlack and O is
-          // rarely rescaled; the result is the same (O / l and m + log2(l) use one max). The
-          // gather mode keeps the exact running max: it reports it (max_logits).
-          const float m_new = !Kv::kMaskInvalid
-                                  ? (m_tile > m_run[r] + kRescaleSlack ? m_tile : m_run[r])
-                                  : fmaxf(m_run[r], m_tile);
+          // Lazy rescaling: the running max moves only when a tile's max passes it by more than
+          // kRescaleSlack (log2 units), so P stays <= 2^kRescaleSlack and O is rarely
+          // rescaled; the result is the same (O / l and m + log2(l) use one max). The gather
+          // mode reports the exact row max (max_logits), kept apart.
+          const float m_new = m_tile > m_run[r] + kRescaleSlack ? m_tile : m_run[r];
+          if constexpr (Kv::kMaskInvalid) m_max[r] = fmaxf(m_max[r], m_tile);
           m_use[r] = m_new == -INFINITY ? 0.f : m_new;
           alpha[r] = fast_exp2(m_run[r] - m_use[r]);
           m_run[r] = m_new;
@@ -517,7 +523,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
           if (args.lse != nullptr)
             args.lse[token * args.lse_stride_token + head] =
                 args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
-          kvm.store_max_logit(token, head, m_run[r]);
+          if constexpr (Kv::kMaskInvalid) kvm.store_max_logit(token, head, m_max[r]);
         }
       }
     }
@@ -577,7 +583,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
-    if (kScorers == 2 || Kv::kMaskInvalid)
+    if (kScorers == 2)
       consume<T, 2>(plan, args, kvm, w_begin, w_end, smem, full, empty);
     else if (threadIdx.x < 256)
       consume<T, 1>(plan, args, kvm, w_begin, w_end, smem, full, empty);
