@@ -20,10 +20,10 @@ Query rows (token i, head h) -> row index i * H + h; row tile t of a request cov
 [t R, min((t+1) R, q H)). A tile's kv range is the union of its rows' visible ranges:
 [0, L) without causal masking, [0, clamp(L - q + i_last + 1, 0, L)) with it (i_last: the
 tile's last query token). Each tile is covered by one work item, or cut into pieces at
-multiples of kv_tile (each >= min_chunk tokens) that write float32 partials to consecutive
-slots merged by one merge item. A tile with no visible token is still one work item
-(kv_start == kv_end, direct write): the kernel writes o = 0, lse = -inf, so every output row
-is always written. Work items are dealt to the persistent CTAs as contiguous ranges.
+multiples of kv_tile (each >= min_chunk tokens) that write partials (float32 for sm80, 16-bit
+for sm90) to consecutive slots merged by one merge item. A tile with no visible token is still
+one work item (kv_start == kv_end, direct write): the kernel writes o = 0, lse = -inf, so every
+output row is always written. Work items are dealt to the persistent CTAs as contiguous ranges.
 
 Cost model (kv-token equivalents; ``CostModel``)
 -------------------------------------------------
@@ -31,7 +31,7 @@ Cost model (kv-token equivalents; ``CostModel``)
                                                                 tile is cut: partial write +
                                                                 merge read)
 Defaults are in units of one KV token (1152 bytes): a query row costs about one token to load
-and one to write (fixed_per_row = 2), a float32 partial row about two to write and read back
+and one to write (fixed_per_row = 2), a partial row about two to write and read back
 (split_per_row = 4); fixed = 64 covers a work item's pipeline fill. Tune on a GPU.
 
 Algorithm and bounds

@@ -15,7 +15,8 @@ Two device buffers serve a wrapper:
 
 * the **float workspace** (the user's ``float_workspace_buffer``)::
 
-      partial_o    [max_partial_slots, rows_per_tile, head_dim_ckv] float32   offset 0 (128 B aligned)
+      partial_o    [max_partial_slots, rows_per_tile, head_dim_ckv] float32   offset 0 (128 B aligned;
+                   sized for float32: sm90 writes the output's 16-bit type into its first half)
       partial_lse  [max_partial_slots, rows_per_tile] float32                 16 B aligned
 
 Capacities (what the planner provably never exceeds, with T = row tiles of the batch <=

@@ -9,8 +9,9 @@
 //   row tile t    rows [t * kRowsPerTile, min((t + 1) * kRowsPerTile, qo_len * num_heads)).
 //   work item w   (request, row tile, kv token range [kv_start, kv_end)) done by one CTA pass.
 //                 partial_slot < 0: the item covers the whole visible range of its rows and
-//                 writes out/lse directly; >= 0: it writes float32 partials to that slot of the
-//                 float workspace and a merge item combines the slots afterwards.
+//                 writes out/lse directly; >= 0: it writes partials (float32 for sm80, the output's
+//                 16-bit type for sm90; LSE float32) to that slot of the float workspace and a
+//                 merge item combines the slots afterwards.
 //   merge item m  (request, row tile, first slot, number of slots): the combine kernel merges
 //                 num_slots partials (consecutive slots) of that tile into out/lse.
 //
