@@ -69,12 +69,16 @@
 // this schedule: the late part of a stage is refilled ~1000 clocks before it is needed, under
 // a ~1800-clock load, and the single P tile makes the scorer wait for the late P V.
 // Where this schedule leaves speed (H200, 2026-11-23, TMA tiles, role instances, the planner's
-// lockstep groups, the lazy rescale and the two-half P hand-over: 0.99-1.09x FlashInfer fa3 at
-// H=128, 0.76-0.95 of the copy ceiling at H=16; README, tag `split-p`): the
-// score GEMM reads Q and K from shared memory (4 KB per 32 clocks of MMA, at the port's
-// limit), the softmax does not overlap tensor work, and one warpgroup idles during the scores
-// (ncu with TMA: consumers wait on `full` < 1% of samples; ~14% at the non-scorer's wait for
-// the scores, ~15% at the P V wait before a stage is released).
+// lockstep groups, the lazy rescale, the two-half P hand-over and the staged 16-bit epilogue:
+// 0.98-1.08x FlashInfer fa3 at H=128, 0.73-0.93 of the copy ceiling at H=16; README, tag
+// `staged-epi`): the score GEMM reads Q and K from shared memory (4 KB per 32 clocks of MMA, at
+// the port's limit), the softmax does not overlap tensor work, and one warpgroup idles during
+// the scores (ncu with TMA: consumers wait on `full` < 1% of samples; ~14% at the non-scorer's
+// wait for the scores, ~15% at the P V wait before a stage is released). At H=16 the same
+// 64-row tile work paces the memory-bound case (trace at B=128 L=16384: the ring stays full,
+// the producer waits on `empty` ~1800 clocks a tile; logs/sm90_latency_h200_2026-11-23): a
+// small-head variant with the tokens in wgmma's M (S^T = K Q^T at N = 16 rows, O^T = V^T P^T)
+// would do a quarter of the tensor work there.
 // TMA boxes instead of the cp.async gather for whole tiles: 1.07-1.19x at H=128 / H=16 with
 // long contexts (logs/sm90_tma_h200_2026-11-23). The second seesaw below with the same TMA
 // producer: 0.90-0.97x this schedule (same logs), no longer load-bound but still behind.
