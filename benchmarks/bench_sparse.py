@@ -2,7 +2,10 @@
 through flash_mla_sparse_fwd, each next to our dense wrapper (the family auto picks: sm90 on
 Hopper) at the same FLOPs (B requests of topk KV tokens each), in one process on one device.
 
-    python benchmarks/bench_sparse.py [--quick]
+    python benchmarks/bench_sparse.py [--quick] [--variant "-DKNOB=1;-DKNOB=2"]
+
+--variant: also time the sparse kernel built with each ';'-separated set of extra nvcc flags
+(harness.use_variant) on the same tensors; printed and recorded as variant_ms.
 
 FLOPs = 2 * s_q * h_q * valid_topk * (576 + 512). Writes JSON lines to
 benchmarks/results/sparse.jsonl ($MLA_WRAPPER_RESULTS_DIR overrides) with the device context
@@ -19,9 +22,11 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import ResultWriter, bench_graph_us, bench_ms, ceilings, device_context  # noqa: E402
+from harness import (ResultWriter, bench_graph_us, bench_ms, ceilings,  # noqa: E402
+                     device_context, use_variant)
 
-from mla_wrapper import backends  # noqa: E402
+from mla_wrapper import backends, sparse_specs  # noqa: E402
+from mla_wrapper.sparse import _fwd_wrapper  # noqa: E402
 from mla_wrapper import (BatchMLAPagedAttentionWrapper, BatchSparseMLAWrapper,  # noqa: E402
                          flash_mla_sparse_fwd)
 from mla_wrapper.reference import rel_error, sparse_mla_attention  # noqa: E402
@@ -59,7 +64,9 @@ def dense_ms(ws, heads, batch, graph):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--variant", default="", help="';'-separated sets of extra nvcc flags")
     args = ap.parse_args()
+    variants = [v.strip() for v in args.variant.split(";") if v.strip()]
     ctx = dict(device_context(), **ceilings())
     writer = ResultWriter("sparse", ctx)
     ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
@@ -81,26 +88,46 @@ def main():
             out = torch.empty(tokens, heads, 512, dtype=torch.bfloat16, device="cuda")
             fn = lambda: w.run(q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx,  # noqa: E731
                                out=out)
-            fn()
-            got = out
         else:
             fn = lambda: flash_mla_sparse_fwd(q, kv, idx, SM_SCALE)  # noqa: E731
-            got = fn()[0]
         check = min(tokens, 64)
         ref = sparse_mla_attention(q[:check, :, :512], q[:check, :, 512:], kv[:, 0, :512],
                                    kv[:, 0, 512:], idx[:check], SM_SCALE)[0]
-        err = rel_error(got[:check], ref)
+
+        def error():  # of one NaN-poisoned run against the reference's first tokens
+            if mode == "decode":
+                out.fill_(float("nan"))
+                fn()
+                return rel_error(out[:check], ref)
+            return rel_error(fn()[0][:check], ref)
+
+        err = error()
         ms = bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
+        variant_ms, variant_err = {}, {}
+        impl = (w if mode == "decode" else _fwd_wrapper(q.device))._impl
+        default = impl.module
+        for flags in variants:  # the same tensors through a development build of the kernel
+            use_variant(impl, sparse_specs.spec("bf16", impl.arch, device=q.device,
+                                                kernel=impl.kernel),
+                        sparse_specs.RUN, "bf16", flags)
+            variant_err[flags] = error()
+            variant_ms[flags] = round(bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn), 4)
+            impl.modules[torch.bfloat16] = impl.module = default
+            impl.fn = getattr(default, sparse_specs.RUN)
         dms = dense_ms(ws, heads, tokens, graph)
         f = flops(tokens, heads, TOPK)
         rec = dict(mode=mode, heads=heads, tokens=tokens, cache_tokens=cache_tokens, topk=TOPK,
                    sparse_ms=round(ms, 4), sparse_tflops=round(f / ms / 1e9, 1),
                    dense_ms=round(dms, 4), dense_tflops=round(f / dms / 1e9, 1),
                    ratio=round(dms / ms, 3), graph_replay=graph, rel_error=err,
-                   family=family)
+                   family=family, **({"variant_ms": variant_ms, "variant_err": variant_err} if variants else {}))
         writer.write(rec)
         print(f"{mode:8} {heads:4} {tokens:6} {cache_tokens:7} {ms:10.4f} {rec['sparse_tflops']:8.1f} "
               f"{dms:9.4f} {rec['dense_tflops']:8.1f} {rec['ratio']:6.2f} {err:8.1e}")
+        for flags, vms in variant_ms.items():
+            print(f"    variant {flags}: {vms:.4f} ms, {f / vms / 1e9:.1f} TFLOP/s, "
+                  f"{ms / vms:.3f}x the default build, {dms / vms:.2f}x dense, "
+                  f"err {variant_err[flags]:.1e}")
         del kv, q, idx
 
 

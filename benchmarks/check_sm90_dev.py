@@ -29,25 +29,18 @@ SM_SCALE = 1.0 / math.sqrt(192)
 
 
 def use_variant(w, flags):
-    """Point a planned wrapper's kernel at its family's library built with extra nvcc flags."""
+    """Point a planned dense wrapper's kernel at a development build (harness.use_variant)."""
     if not flags:
         return
-    import dataclasses
-
-    from mla_wrapper.jit import load
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from harness import use_variant as use_build
     from mla_wrapper.jit.env import device_arch
 
+    dt = "bf16" if w._plan_config[5] == torch.bfloat16 else "fp16"
     impl = w._impl
     spec = impl.family.spec(str(w._plan_config[5]).split(".")[-1], device_arch(w.device),
                             device=w.device)
-    if flags.startswith("lib:"):  # a library built elsewhere ({dt}: bf16 / fp16), e.g. from a
-        from mla_wrapper.jit.load import KernelModule  # worktree holding another schedule
-        dt = "bf16" if w._plan_config[5] == torch.bfloat16 else "fp16"
-        mod = KernelModule(spec, Path(flags[4:].format(dt=dt)))
-    else:
-        mod = load(dataclasses.replace(spec, extra_flags=tuple(flags.split())))
-    impl.modules[w._plan_config[5]] = impl.module = mod
-    impl.fn = getattr(mod, impl.family.RUN_EXPORT)
+    use_build(impl, spec, impl.family.RUN_EXPORT, dt, flags)
 
 
 def check(backend, kv_lens, qo_len, heads, page_size, dtype, ws, variant=""):
@@ -85,6 +78,8 @@ def main():
     ap.add_argument("--trace", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="one decode case (page 64) with a -DMLAW_SM90_TRACE=1 --variant: "
                     "print its per-tile phase times")
+    ap.add_argument("--page", type=int, default=64,
+                    help="page size of --profile, --trace and the A/B timing")
     args = ap.parse_args()
     ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     if args.profile or args.trace:
@@ -100,16 +95,17 @@ def main():
             torch.cuda.synchronize()
             print(f"profiled {args.backend} H={h} B={batch} L={length}")
             return
-        b = make_batch([length] * batch, 1, h, 64, torch.bfloat16)
+        b = make_batch([length] * batch, 1, h, args.page, torch.bfloat16)
         w = BatchMLAPagedAttentionWrapper(ws, backend=args.backend)
-        w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, 64,
+        w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, args.page,
                False, SM_SCALE, torch.bfloat16, torch.bfloat16)
         use_variant(w, args.variant)
         for _ in range(3):
             w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
         torch.cuda.synchronize()
         if args.trace:
-            print_trace(w, f"{args.backend} {args.variant} H={h} B={batch} L={length}")
+            print_trace(w, f"{args.backend} {args.variant} H={h} B={batch} L={length} "
+                           f"page {args.page}")
         else:
             print(f"profiled {args.backend} H={h} B={batch} L={length}")
         return
@@ -133,7 +129,7 @@ def main():
             print(f"ERR H={h} ps={ps} qo={qo}: {type(e).__name__}: {e}", flush=True)
     print(f"{bad} bad of {len(cases)}")
     if args.variant and not bad:
-        ab_timing(args.backend, args.variant, ws)
+        ab_timing(args.backend, args.variant, ws, args.page)
     sys.exit(1 if bad else 0)
 
 
@@ -195,22 +191,22 @@ def print_trace(w, what):
               f"{int(np.percentile(d, 90)):7d}]")
 
 
-def ab_timing(backend, variant, ws):
+def ab_timing(backend, variant, ws, page=64):
     """Median times (L2 flushed) of the default and the variant build on the same tensors."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from harness import bench_ms
 
     for h, batch, length in ((128, 128, 16384), (128, 64, 4096), (16, 128, 16384), (16, 64, 4096),
                              (16, 16, 4096), (128, 1, 1024)):
-        b = make_batch([length] * batch, 1, h, 64, torch.bfloat16)
+        b = make_batch([length] * batch, 1, h, page, torch.bfloat16)
         times = []
         for flags in ("", variant):
             w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
-            w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, 64,
+            w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, page,
                    False, SM_SCALE, torch.bfloat16, torch.bfloat16)
             use_variant(w, flags)
             times.append(bench_ms(lambda: w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])))
-        print(f"A/B H={h:3d} B={batch:3d} L={length:5d}: default {times[0] * 1e3:8.1f} us, "
+        print(f"A/B page {page} H={h:3d} B={batch:3d} L={length:5d}: default {times[0] * 1e3:8.1f} us, "
               f"variant {times[1] * 1e3:8.1f} us, speedup {times[0] / times[1]:.3f}x", flush=True)
 
 

@@ -124,3 +124,24 @@ class ResultWriter:
     def write(self, record: dict) -> None:
         with open(self.path, "a") as f:
             f.write(json.dumps({**self.context, **record}) + "\n")
+
+
+def use_variant(impl, spec, run_export: str, dtype_name: str, flags: str) -> None:
+    """Point a planned kernel (backends.planned.PlannedKernel: the dense or the sparse wrapper's
+    _impl, after its first plan) at a development build of its library: `spec` built with extra
+    nvcc flags ("-DKNOB=1 ..."), or "lib:path/{dt}.so", a library built elsewhere (dt: the
+    dtype name, bf16 / fp16). Later plans keep it (the module is cached per dtype)."""
+    if not flags:
+        return
+    import dataclasses
+
+    from mla_wrapper.jit import load
+    from mla_wrapper.jit.load import KernelModule
+
+    if flags.startswith("lib:"):
+        mod = KernelModule(spec, Path(flags[4:].format(dt=dtype_name)))
+    else:
+        mod = load(dataclasses.replace(spec, extra_flags=tuple(spec.extra_flags) + tuple(flags.split())))
+    dtype = next(d for d, m in impl.modules.items() if m is impl.module)
+    impl.modules[dtype] = impl.module = mod
+    impl.fn = getattr(mod, run_export)

@@ -55,7 +55,7 @@ constexpr int kQBlockBytes = kRowsPerTile * kRowBytes;           // 8192
 constexpr int kKvBlockBytes = kKvTile * kRowBytes;               // 8192
 constexpr int kQBytes = kColBlocks * kQBlockBytes;               // 73728
 constexpr int kKvStageBytes = kColBlocks * kKvBlockBytes;        // 73728
-constexpr int kPBytes = kRowsPerTile * kKvTile * 2;              // 8192: one column block
+constexpr int kPBytes = kRowsPerTile * kRowBytes;                // 8192: one column block
 
 // Layout of dynamic shared memory (byte offsets).
 constexpr int kSmemQ = 0;

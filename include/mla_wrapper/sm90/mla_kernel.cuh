@@ -104,6 +104,13 @@
 // loads on the P V path; and 1-2 of Q's column blocks in this scorer's registers: 0.94-0.98x.
 // A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
 // whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
+// Also measured (logs/sm90_gather_h200_2026-11-23): the gather mode through one TMA box per
+// token and column block (576 a tile; the swizzle follows the shared-memory address, so it is
+// correct): 1.2-2.1x slower than cp.async (TMA's cost is per box); L2 evict-last / evict-normal
+// or .L2::256B on the gather: within 0.96-1.04x; 32-token tiles in 4 stages: 0.80-1.00x (the
+// score GEMM reads all of Q whatever its N). What the cp.async path costs (page 1 vs page 64,
+// H=128): its writes landing in the other stage slow the score GEMM, which is at the shared-
+// memory port's limit, by ~290 clocks a tile (1654 against 1362).
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
