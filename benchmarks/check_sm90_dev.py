@@ -78,6 +78,8 @@ def main():
     ap.add_argument("--trace", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="one decode case (page 64) with a -DMLAW_SM90_TRACE=1 --variant: "
                     "print its per-tile phase times")
+    ap.add_argument("--ab-only", action="store_true",
+                    help="skip the checks: only the A/B timing (a variant that is wrong on purpose)")
     ap.add_argument("--page", type=int, default=64,
                     help="page size of --profile, --trace and the A/B timing")
     args = ap.parse_args()
@@ -121,7 +123,7 @@ def main():
     if args.small:
         cases = [([100], 1, 16, 64, torch.bfloat16), ([300, 0, 65], 2, 16, 16, torch.bfloat16),
                  ([200], 1, 128, 1, torch.float16), ([150] * 3, 1, 64, 64, torch.bfloat16)]
-    for kv_lens, qo, h, ps, dt in cases:
+    for kv_lens, qo, h, ps, dt in ([] if args.ab_only else cases):
         try:
             bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant)
         except Exception as e:  # noqa: BLE001
@@ -168,8 +170,25 @@ def print_trace(w, what):
                         f"stored {t[c, 0, 19] - z}")
             print(f"  cta {c}: " + "; ".join(line))
         return
+    # Item timeline of each traced CTA (clocks from its first Q load; a CTA's first
+    # kTraceTiles tiles): per work item its start, Q landed, first tile in, last P V done and
+    # rows stored; then the CTA's tile count and mean tile period.
+    for c in range(ctas):
+        n = int((t[c, :, 1] != 0).sum())
+        if not n:
+            continue
+        z = t[c, 0, 16]
+        starts = [i for i in range(n) if t[c, i, 16] != 0] + [n]
+        items = []
+        for a, b in zip(starts[:-1], starts[1:]):
+            items.append(f"[{b - a} tiles: start {t[c, a, 16] - z} Q {t[c, a, 18] - z} "
+                         f"in {t[c, a, 1] - z} pv-done {t[c, b - 1, 6] - z} "
+                         f"stored {t[c, a, 19] - z}]")
+        print(f"  cta {c}: {n} tiles, {(t[c, n - 1, 6] - t[c, 0, 1]) / max(n - 1, 1):.0f} clocks "
+              f"a tile; " + " ".join(items))
+    used = int((t[:, :, 1] != 0).sum(axis=1).min())  # every traced CTA has these tiles
     t = t - t[:, :1, :1]
-    sel = slice(2, tiles - 2)
+    sel = slice(2, used - 2)
     spans = [  # (name, from event, to event, tile offset of `to`)
         ("tile period (scorer full-wait to next)", 0, 0, 1),
         ("scorer: wait full", 0, 1, 0), ("scorer: S GEMM", 1, 2, 0),
@@ -184,7 +203,7 @@ def print_trace(w, what):
         ("producer issue -> scorer has tile", 15, 1, 0),
         ("scorer S done -> pv-wg PV done", 2, 13, 0),
     ]
-    print(f"trace {what}: median [p10, p90] clocks over CTAs 0-{ctas - 1}, tiles 2-{tiles - 3}")
+    print(f"trace {what}: median [p10, p90] clocks over CTAs 0-{ctas - 1}, tiles 2-{used - 3}")
     for name, a, b, off in spans:
         d = (t[:, sel.start + off:sel.stop + off, b] - t[:, sel, a]).ravel()
         print(f"  {name:48s} {int(np.median(d)):7d} [{int(np.percentile(d, 10)):7d}, "
@@ -194,20 +213,26 @@ def print_trace(w, what):
 def ab_timing(backend, variant, ws, page=64):
     """Median times (L2 flushed) of the default and the variant build on the same tensors."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from harness import bench_ms
+    from harness import bench_graph_us, bench_ms
 
     for h, batch, length in ((128, 128, 16384), (128, 64, 4096), (16, 128, 16384), (16, 64, 4096),
                              (16, 16, 4096), (128, 1, 1024)):
         b = make_batch([length] * batch, 1, h, page, torch.bfloat16)
-        times = []
+        times, graph = [], []
         for flags in ("", variant):
             w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
             w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, page,
                    False, SM_SCALE, torch.bfloat16, torch.bfloat16)
             use_variant(w, flags)
-            times.append(bench_ms(lambda: w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])))
+            fn = lambda: w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])  # noqa: E731
+            times.append(bench_ms(fn))
+            if batch == 1:  # latency: also replayed from a CUDA graph
+                graph.append(bench_graph_us(fn))
         print(f"A/B page {page} H={h:3d} B={batch:3d} L={length:5d}: default {times[0] * 1e3:8.1f} us, "
               f"variant {times[1] * 1e3:8.1f} us, speedup {times[0] / times[1]:.3f}x", flush=True)
+        if graph:
+            print(f"    graph replay: default {graph[0]:.1f} us, variant {graph[1]:.1f} us, "
+                  f"speedup {graph[0] / graph[1]:.3f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -59,9 +59,16 @@ __device__ __forceinline__ void load_partial(const P* src, float (&v)[kN]) {
 // output's 16-bit type); a row's 512 columns are split into kParts parts, lane l of a part
 // merging kVec consecutive columns (kParts = 4: one 16-byte float32 or 8-byte 16-bit load per
 // lane and slot, so one row's slots are read by four warps in parallel).
-template <typename T, typename P, int kSlotBatch, int kParts>
+// wait() runs once in every thread before its first partial is read, after the warp's first
+// unit lookups (the plan itself was uploaded before attention ran): the separate kernel's
+// griddepcontrol.wait, so the lookups overlap the attention grid's tail.
+struct NoWait {
+  __device__ void operator()() const {}
+};
+template <typename T, typename P, int kSlotBatch, int kParts, typename Wait = NoWait>
 __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunArgs& args,
-                                             int first_warp, int warp_stride) {
+                                             int first_warp, int warp_stride,
+                                             Wait wait = Wait()) {
   constexpr int kVec = kHeadDimCkv / 32 / kParts;       // columns per lane
   constexpr int kLoad = kVec < 16 / int(sizeof(P)) ? kVec : 16 / int(sizeof(P));  // per load
   static_assert(kVec % kLoad == 0 && kLoad % 4 == 0, "a lane's columns come in 4-wide loads");
@@ -72,6 +79,7 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
   // row exists: a tile's rows past qo_len x num_heads, e.g. 48 of 64 at H=16, cost one lookup
   // round per 32 units instead of a chain of dependent loads each), then the warp merges the
   // valid ones.
+  bool waited = false;
   for (int base = first_warp; base < total; base += 32 * warp_stride) {
     const int mine = base + lane * warp_stride;
     int first_slot_l = 0, num_slots_l = 0, qo_start_l = 0, row_l = -1;
@@ -85,6 +93,10 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
         num_slots_l = mi[kMergeNumSlots];
         qo_start_l = ri[kRequestQoStart];
       }
+    }
+    if (!waited) {
+      wait();
+      waited = true;
     }
     for (unsigned todo = __ballot_sync(0xffffffffu, row_l >= 0); todo; todo &= todo - 1) {
       const int owner = __ffs(todo) - 1;  // the lane that looked this unit up
@@ -144,18 +156,27 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
             args.lse_base_e ? s * 0.6931471805599453f : s;
     }
   }
+  if (!waited) wait();
 }
+
+// Programmatic dependent launch: waits until the attention grid is complete and its partials
+// are visible (a no-op for an ordinary launch).
+struct GridDependencyWait {
+  __device__ void operator()() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  }
+};
 
 template <typename T, typename P>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // Launched programmatically (see launcher.cuh): wait until the attention grid is complete
-  // and its partials are visible. A no-op for an ordinary launch.
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+  // Launched programmatically (see launch_combine): the unit lookups read only the plan, so
+  // they run before the wait for the attention grid.
   combine_rows<T, P, kCombineSlotBatch, kCombineParts>(
-      plan, args, blockIdx.x * kCombineWarps + threadIdx.x / 32, gridDim.x * kCombineWarps);
+      plan, args, blockIdx.x * kCombineWarps + threadIdx.x / 32, gridDim.x * kCombineWarps,
+      GridDependencyWait());
 }
 
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
