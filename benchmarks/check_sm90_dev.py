@@ -80,6 +80,8 @@ def main():
                     "print its per-tile phase times")
     ap.add_argument("--ab-only", action="store_true",
                     help="skip the checks: only the A/B timing (a variant that is wrong on purpose)")
+    ap.add_argument("--ab-cases", choices=sorted(AB_CASES), default="grid",
+                    help="the A/B timing's cases (split: B=1 and other split launches)")
     ap.add_argument("--page", type=int, default=64,
                     help="page size of --profile, --trace and the A/B timing")
     args = ap.parse_args()
@@ -131,7 +133,7 @@ def main():
             print(f"ERR H={h} ps={ps} qo={qo}: {type(e).__name__}: {e}", flush=True)
     print(f"{bad} bad of {len(cases)}")
     if args.variant and not bad:
-        ab_timing(args.backend, args.variant, ws, args.page)
+        ab_timing(args.backend, args.variant, ws, args.page, args.ab_cases)
     sys.exit(1 if bad else 0)
 
 
@@ -210,13 +212,20 @@ def print_trace(w, what):
               f"{int(np.percentile(d, 90)):7d}]")
 
 
-def ab_timing(backend, variant, ws, page=64):
+AB_CASES = {  # (H, B, L)
+    "grid": ((128, 128, 16384), (128, 64, 4096), (16, 128, 16384), (16, 64, 4096), (16, 16, 4096),
+             (128, 1, 1024)),
+    "split": ((128, 1, 1024), (16, 1, 1024), (128, 1, 4096), (16, 1, 4096), (16, 16, 4096),
+              (16, 64, 4096), (128, 16, 4096)),  # cases the planner splits (the combine runs)
+}
+
+
+def ab_timing(backend, variant, ws, page=64, cases="grid"):
     """Median times (L2 flushed) of the default and the variant build on the same tensors."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from harness import bench_graph_us, bench_ms
 
-    for h, batch, length in ((128, 128, 16384), (128, 64, 4096), (16, 128, 16384), (16, 64, 4096),
-                             (16, 16, 4096), (128, 1, 1024)):
+    for h, batch, length in AB_CASES[cases]:
         b = make_batch([length] * batch, 1, h, page, torch.bfloat16)
         times, graph = [], []
         for flags in ("", variant):
