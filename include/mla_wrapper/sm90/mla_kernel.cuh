@@ -111,6 +111,12 @@
 // score GEMM reads all of Q whatever its N). What the cp.async path costs (page 1 vs page 64,
 // H=128): its writes landing in the other stage slow the score GEMM, which is at the shared-
 // memory port's limit, by ~290 clocks a tile (1654 against 1362).
+// Also measured (logs/sm90_narrow_h200_2026-11-23): a narrow consumer for <= 16 query rows
+// with the tokens in wgmma's M (S^T = K Q^T, O^T += V^T P^T; correct): an m64n16k16 wgmma costs
+// ~32 clocks, nearly an m64n64k16's ~37, so the score GEMM barely shrinks (1162 against 1348
+// clocks); the ring then waits on loads, and the extra code slowed B=1 by cold instruction
+// fetch. Loads issued only after the score GEMM (to keep their writes out of its way):
+// 0.69-0.96x, a load needs the whole tile period.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
