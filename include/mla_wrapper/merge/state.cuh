@@ -60,6 +60,36 @@ struct MergeState {
     m = m_new;
   }
 
+  // Adds kN states at once: their max first, then every weight independently (one rescale of
+  // the running sums per batch), so the dependent chain is a few instructions, not kN exp/FMA
+  // rounds. Same result as kN add() calls up to float rounding.
+  template <bool kBaseE, int kN>
+  __device__ __forceinline__ void add_batch(const float (&v)[kN][kVec], const float (&s)[kN]) {
+    float sj[kN];
+    float m_batch = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kN; ++j) {
+      sj[j] = isinf(s[j]) ? -INFINITY : s[j];  // +/-inf: empty
+      m_batch = fmaxf(m_batch, sj[j]);
+    }
+    if (m_batch == -INFINITY) return;  // nothing in this batch
+    const float m_new = fmaxf(m, m_batch);
+    const float scale_old = lse_exp<kBaseE>(m - m_new);  // 0 when m was -inf
+    float w[kN];
+#pragma unroll
+    for (int j = 0; j < kN; ++j) w[j] = lse_exp<kBaseE>(sj[j] - m_new);  // 0 for empty ones
+    d *= scale_old;
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) acc[i] *= scale_old;
+#pragma unroll
+    for (int j = 0; j < kN; ++j) {
+      d += w[j];
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) acc[i] = fmaf(w[j], v[j][i], acc[i]);
+    }
+    m = m_new;
+  }
+
   // Writes the merged row and LSE. Empty (nothing added): v = 0, s = -inf.
   template <bool kBaseE>
   __device__ __forceinline__ void finish(float (&v)[kVec], float& s) const {

@@ -131,8 +131,7 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
                                      *reinterpret_cast<float(*)[kLoad]>(&v[j][kLoad * q]));
           }
         }
-#pragma unroll
-        for (int j = 0; j < kSlotBatch; ++j) state.template add<false>(v[j], s[j]);
+        state.template add_batch<false>(v, s);
       }
       float v[kVec];
       float s;
