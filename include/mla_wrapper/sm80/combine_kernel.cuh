@@ -11,7 +11,10 @@
 // partial row (coalesced, through L2: the partials were written by other SMs). The separate
 // kernel splits a row into kCombineParts parts and loads kCombineSlotBatch slots at once, so a
 // small batch's few rows still keep many loads in flight (H200, B=1: one warp per row walking
-// one slot at a time took 10-17 us under ncu).
+// one slot at a time took 10-17 us under ncu). A batch is merged with its max first and
+// independent weights (MergeState::add_batch): as one dependent exp / FMA chain per slot the
+// merge itself was ~2.3 us of a B=1 launch's time (logs/sm90_narrow_h200_2026-11-23). The unit
+// lookups read only the plan, so the separate kernel does them before waiting for attention.
 #pragma once
 
 #include <cuda_runtime.h>
