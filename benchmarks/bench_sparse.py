@@ -23,7 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (ResultWriter, bench_graph_us, bench_ms, ceilings,  # noqa: E402
-                     device_context, use_variant)
+                     device_context, use_module, use_variant)
 
 from mla_wrapper import backends, sparse_specs  # noqa: E402
 from mla_wrapper.sparse import _fwd_wrapper  # noqa: E402
@@ -105,15 +105,13 @@ def main():
         ms = bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
         variant_ms, variant_err = {}, {}
         impl = (w if mode == "decode" else _fwd_wrapper(q.device))._impl
-        default = impl.module
         for flags in variants:  # the same tensors through a development build of the kernel
-            use_variant(impl, sparse_specs.spec("bf16", impl.arch, device=q.device,
-                                                kernel=impl.kernel),
-                        sparse_specs.RUN, "bf16", flags)
+            default = use_variant(impl, sparse_specs.spec("bf16", impl.arch, device=q.device,
+                                                          kernel=impl.kernel),
+                                  sparse_specs.RUN, "bf16", flags)
             variant_err[flags] = error()
             variant_ms[flags] = round(bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn), 4)
-            impl.modules[torch.bfloat16] = impl.module = default
-            impl.fn = getattr(default, sparse_specs.RUN)
+            use_module(impl, default, sparse_specs.RUN)
         dms = dense_ms(ws, heads, tokens, graph)
         f = flops(tokens, heads, TOPK)
         rec = dict(mode=mode, heads=heads, tokens=tokens, cache_tokens=cache_tokens, topk=TOPK,

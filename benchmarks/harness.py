@@ -126,13 +126,24 @@ class ResultWriter:
             f.write(json.dumps({**self.context, **record}) + "\n")
 
 
-def use_variant(impl, spec, run_export: str, dtype_name: str, flags: str) -> None:
+def use_module(impl, mod, run_export: str):
+    """Make `mod` the library a planned kernel (backends.planned.PlannedKernel) launches through
+    run_export, for the dtype its current module serves; returns the module it replaced."""
+    dtype = next(d for d, m in impl.modules.items() if m is impl.module)
+    old = impl.module
+    impl.modules[dtype] = impl.module = mod
+    impl.fn = getattr(mod, run_export)
+    return old
+
+
+def use_variant(impl, spec, run_export: str, dtype_name: str, flags: str):
     """Point a planned kernel (backends.planned.PlannedKernel: the dense or the sparse wrapper's
     _impl, after its first plan) at a development build of its library: `spec` built with extra
     nvcc flags ("-DKNOB=1 ..."), or "lib:path/{dt}.so", a library built elsewhere (dt: the
-    dtype name, bf16 / fp16). Later plans keep it (the module is cached per dtype)."""
+    dtype name, bf16 / fp16). Later plans keep it (the module is cached per dtype). Returns the
+    module it replaced (use_module puts it back), or None without flags."""
     if not flags:
-        return
+        return None
     import dataclasses
 
     from mla_wrapper.jit import load
@@ -142,6 +153,4 @@ def use_variant(impl, spec, run_export: str, dtype_name: str, flags: str) -> Non
         mod = KernelModule(spec, Path(flags[4:].format(dt=dtype_name)))
     else:
         mod = load(dataclasses.replace(spec, extra_flags=tuple(spec.extra_flags) + tuple(flags.split())))
-    dtype = next(d for d, m in impl.modules.items() if m is impl.module)
-    impl.modules[dtype] = impl.module = mod
-    impl.fn = getattr(mod, run_export)
+    return use_module(impl, mod, run_export)
