@@ -177,12 +177,11 @@ __device__ __forceinline__ void merge_row(const MergeParams& p, uint32_t row) {
   // empty side gets weight 0; both empty: weights 0, LSE -inf). A copied row takes b as is.
   float weight_a = 0.f, weight_b = 1.f, s_out = s_b;
   if (merge) {
-    const float unit_a[2] = {1.f, 0.f};
-    const float unit_b[2] = {0.f, 1.f};
+    const float units[2][2] = {{1.f, 0.f}, {0.f, 1.f}};
+    const float lses[2] = {s_a, s_b};
     MergeState<2> state;
     state.init();
-    state.template add<kBaseE>(unit_a, s_a);
-    state.template add<kBaseE>(unit_b, s_b);
+    state.template add_batch<kBaseE>(units, lses);
     float weights[2];
     state.template finish<kBaseE>(weights, s_out);
     weight_a = weights[0];

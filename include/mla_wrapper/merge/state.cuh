@@ -47,22 +47,10 @@ struct MergeState {
     for (int i = 0; i < kVec; ++i) acc[i] = 0.f;
   }
 
-  // Adds one state (v, s). s = +/-inf or NaN-free empty partials are skipped.
-  template <bool kBaseE>
-  __device__ __forceinline__ void add(const float (&v)[kVec], float s) {
-    if (isinf(s)) return;  // -inf: empty; +inf: empty by vLLM's convention
-    float m_new = fmaxf(m, s);
-    float scale_old = lse_exp<kBaseE>(m - m_new);  // 0 when m was -inf
-    float w = lse_exp<kBaseE>(s - m_new);
-    d = d * scale_old + w;
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) acc[i] = acc[i] * scale_old + w * v[i];
-    m = m_new;
-  }
-
-  // Adds kN states at once: their max first, then every weight independently (one rescale of
-  // the running sums per batch), so the dependent chain is a few instructions, not kN exp/FMA
-  // rounds. Same result as kN add() calls up to float rounding.
+  // Adds kN states (v[j], s[j]); an s of +/-inf is an empty state (-inf: nothing seen; +inf:
+  // empty by vLLM's convention) and adds nothing. Their max comes first, then every weight
+  // independently (one rescale of the running sums per batch), so the dependent chain is a few
+  // instructions, not kN exp / FMA rounds.
   template <bool kBaseE, int kN>
   __device__ __forceinline__ void add_batch(const float (&v)[kN][kVec], const float (&s)[kN]) {
     float sj[kN];
