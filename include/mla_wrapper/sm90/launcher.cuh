@@ -43,7 +43,8 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 }
 
 // One cache tensor [num_pages][page_size][cols] (16-bit elements, strides in elements) as a
-// TMA map with boxes of 64 columns x 64 tokens in the 128-byte swizzle. False where TMA cannot
+// TMA map with boxes of 64 columns x tma_box_tokens(page_size) tokens in the 128-byte swizzle
+// (mla_kernel.cuh). False where TMA cannot
 // express it (alignment, strides): the caller then leaves the tile loads to cp.async.
 inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t stride_token,
                           int64_t stride_page, int page_size, int num_pages) {
@@ -54,7 +55,7 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
     return false;
   const cuuint64_t dims[3] = {cuuint64_t(cols), cuuint64_t(page_size), cuuint64_t(num_pages)};
   const cuuint64_t strides[2] = {cuuint64_t(stride_token * 2), cuuint64_t(stride_page * 2)};
-  const cuuint32_t box[3] = {cuuint32_t(kBlockCols), cuuint32_t(kKvTile), 1};
+  const cuuint32_t box[3] = {cuuint32_t(kBlockCols), cuuint32_t(tma_box_tokens(page_size)), 1};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(base), dims, strides,
                 box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
@@ -82,7 +83,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   KvTensorMaps maps;
   maps.enabled = 0;
   if (!MLAW_SM90_TMA || !std::is_same<Kv, PagedKv>::value || a.num_pages <= 0 ||
-      a.page_size % kKvTile != 0)
+      tma_box_tokens(a.page_size) == 0)
     return maps;
   static thread_local KvMapsEntry cache[64];
   KvMapsEntry& e = cache[(reinterpret_cast<uintptr_t>(a.ckv) >> 10) % 64];

@@ -7,8 +7,9 @@
 //     128-byte-swizzled wgmma layout (L2 evict-first: the stream is read once):
 //     - a whole tile inside one page (page size a multiple of 64): one thread issues 9 TMA
 //       boxes of 64 tokens x 64 columns (tensor maps of ckv and kpe, launcher.cuh) with
-//       expect_tx on `full`; the other threads just arrive;
-//     - otherwise (page sizes 1..32, a request's last partial tile, the sparse gather mode):
+//       expect_tx on `full`; the other threads just arrive; 32-token pages: 18 boxes, one per
+//       page and column block (tma_box_tokens);
+//     - otherwise (page sizes 1..16 and 48, a request's last partial tile, the sparse gather mode):
 //       16-byte cp.async through the page table (8 threads per token; the next tile's page
 //       ids are loaded while it waits), zero-filling tokens past the item's range, arriving
 //       on `full` when the copies land (cp.async.mbarrier.arrive.noinc).
@@ -182,14 +183,30 @@ struct WorkItem {
 };
 
 // TMA descriptors of the paged cache (launcher.cuh encodes them per run): ckv as
-// [num_pages][page_size][512] and kpe as [num_pages][page_size][64], boxes of 64 tokens x 64
-// columns in the 128-byte swizzle of the KV stage. enabled = 0 (gather mode, a page size that
-// is not a multiple of 64, strides TMA cannot express): every tile goes through cp.async.
+// [num_pages][page_size][512] and kpe as [num_pages][page_size][64], boxes of
+// tma_box_tokens(page_size) tokens x 64 columns in the 128-byte swizzle of the KV stage.
+// enabled = 0 (gather mode, pages tma_box_tokens leaves to cp.async, strides TMA cannot
+// express): every tile goes through cp.async.
 struct KvTensorMaps {
   CUtensorMap ckv;
   CUtensorMap kpe;
   int enabled;
 };
+
+// Tokens of one TMA box along a page: whole 64-token tiles for pages that are multiples of 64,
+// one box per page for 32-token pages (a tile is then 2 whole pages, 18 boxes), 0 (cp.async)
+// below. H100, 2026-11-25 (logs/sm90_page32_h100_2026-11-25): 32-token pages through TMA
+// 1.07-1.14x at H=128 (B=64 L=4096 / B=128 L=16384), equal at H=16; 16-token pages (36 boxes)
+// 0.93-0.98x at H=128, so they keep cp.async (1-token boxes: 1.2-2.1x slower,
+// logs/sm90_gather_h200_2026-11-23).
+#ifndef MLAW_SM90_TMA_MIN_PAGE
+#define MLAW_SM90_TMA_MIN_PAGE 32
+#endif
+__host__ __device__ __forceinline__ constexpr int tma_box_tokens(int page_size) {
+  return page_size % kKvTile == 0                                        ? kKvTile
+         : (page_size >= MLAW_SM90_TMA_MIN_PAGE && kKvTile % page_size == 0) ? page_size
+                                                                          : 0;
+}
 
 // ---------------------------------------------------------------------------------- producer
 template <typename T, typename Kv>
@@ -225,17 +242,27 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       // A whole tile inside one page goes as 9 TMA boxes issued by one thread (thread 0's
       // first token is the tile's first: page[0] is its page); the others only arrive.
       // Partial tiles (a request's last) keep cp.async, which zero-fills past the end.
+      // Pages of 32 tokens (tma_box_tokens): the tile is 2 whole pages (t0 is a multiple of 64),
+      // one box per page and column block; thread 0's page[p] is the page of token 16 p.
       if (maps.enabled && t0 + kKvTile <= item.kv_end &&
-          t0 % args.page_size + kKvTile <= args.page_size) {
+          (args.page_size < kKvTile || t0 % args.page_size + kKvTile <= args.page_size)) {
         if (tid == 0) {
-          const int off = t0 % args.page_size;
+          const int box = args.page_size < kKvTile ? args.page_size : kKvTile;
+          const int off = args.page_size < kKvTile ? 0 : t0 % args.page_size;
           mbar_arrive_expect_tx(&full[stage], kKvStageBytes);
 #pragma unroll
-          for (int b = 0; b < kColBlocks - 1; ++b)
-            tma_load_3d(dst_stage + b * kKvBlockBytes, &maps.ckv, &full[stage], b * kBlockCols,
-                        off, page[0], policy);
-          tma_load_3d(dst_stage + (kColBlocks - 1) * kKvBlockBytes, &maps.kpe, &full[stage], 0,
-                      off, page[0], policy);
+          for (int p = 0; p < kLoadPasses; ++p) {  // a box starts at token 16 p when box | 16 p
+            const int tok = p * (kProducerThreads / 8);
+            if (tok % box != 0) continue;
+            const int pg = page[p];
+            const uint32_t dst = dst_stage + tok * kRowBytes;
+#pragma unroll
+            for (int b = 0; b < kColBlocks - 1; ++b)
+              tma_load_3d(dst + b * kKvBlockBytes, &maps.ckv, &full[stage], b * kBlockCols, off,
+                          pg, policy);
+            tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, &maps.kpe, &full[stage], 0, off,
+                        pg, policy);
+          }
         } else {
           mbar_arrive(&full[stage]);
         }
