@@ -9,7 +9,8 @@
 //       boxes of 64 tokens x 64 columns (tensor maps of ckv and kpe, launcher.cuh) with
 //       expect_tx on `full`; the other threads just arrive; 32-token pages: 18 boxes, one per
 //       page and column block (tma_box_tokens);
-//     - otherwise (page sizes 1..16 and 48, a request's last partial tile, the sparse gather mode):
+//     - otherwise (pages tma_box_tokens leaves out, a request's last partial tile, the sparse
+//       gather mode):
 //       16-byte cp.async through the page table (8 threads per token; the next tile's page
 //       ids are loaded while it waits), zero-filling tokens past the item's range, arriving
 //       on `full` when the copies land (cp.async.mbarrier.arrive.noinc).
@@ -244,11 +245,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       // Partial tiles (a request's last) keep cp.async, which zero-fills past the end.
       // Pages of 32 tokens (tma_box_tokens): the tile is 2 whole pages (t0 is a multiple of 64),
       // one box per page and column block; thread 0's page[p] is the page of token 16 p.
+      const int box = tma_box_tokens(args.page_size);
       if (maps.enabled && t0 + kKvTile <= item.kv_end &&
-          (args.page_size < kKvTile || t0 % args.page_size + kKvTile <= args.page_size)) {
+          (box < kKvTile || t0 % args.page_size + kKvTile <= args.page_size)) {
         if (tid == 0) {
-          const int box = args.page_size < kKvTile ? args.page_size : kKvTile;
-          const int off = args.page_size < kKvTile ? 0 : t0 % args.page_size;
+          const int off = t0 % args.page_size;  // (0 with 32-token pages: t0 is a multiple of 64)
           mbar_arrive_expect_tx(&full[stage], kKvStageBytes);
 #pragma unroll
           for (int p = 0; p < kLoadPasses; ++p) {  // a box starts at token 16 p when box | 16 p
