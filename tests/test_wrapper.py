@@ -178,12 +178,12 @@ def test_separate_and_fused_cache_views_agree(workspace):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("page_size", [32, 64, 128, 256])
+@pytest.mark.parametrize("page_size", [16, 32, 64, 128, 256])
 def test_layer_strided_cache_with_nan_past_the_end(workspace, poison, planned_backend, page_size):
     """The cache as one layer of a [pages, layers, page_size, 576] pool (a page stride that is
     not page_size rows: sm90's TMA tensor maps take it as a third dimension), with NaN in every
-    slot past a request's kv_len: whole 64-token tiles come through TMA (two 32-token pages a
-    tile at page_size 32), a request's last
+    slot past a request's kv_len: whole 64-token tiles come through TMA (four 16-token or two
+    32-token pages a tile at page_size 16 / 32, one warp issuing each page), a request's last
     partial tile must not read those NaN (it is gathered with zero fill), split pieces too."""
     b = make_batch([64, 100, 1000, 4097, 3 * page_size], 1, 128, page_size, torch.bfloat16,
                    seed=21)

@@ -7,8 +7,8 @@
 //     128-byte-swizzled wgmma layout (L2 evict-first: the stream is read once):
 //     - a whole tile inside one page (page size a multiple of 64): one thread issues 9 TMA
 //       boxes of 64 tokens x 64 columns (tensor maps of ckv and kpe, launcher.cuh) with
-//       expect_tx on `full`; the other threads just arrive; 32-token pages: 18 boxes, one per
-//       page and column block (tma_box_tokens);
+//       expect_tx on `full`; the other threads just arrive; 16- and 32-token pages: 9 boxes
+//       per page, each page's issued by its own warp's lane 0 (tma_box_tokens);
 //     - otherwise (pages tma_box_tokens leaves out, a request's last partial tile, the sparse
 //       gather mode):
 //       16-byte cp.async through the page table (8 threads per token; the next tile's page
@@ -195,13 +195,16 @@ struct KvTensorMaps {
 };
 
 // Tokens of one TMA box along a page: whole 64-token tiles for pages that are multiples of 64,
-// one box per page for 32-token pages (a tile is then 2 whole pages, 18 boxes), 0 (cp.async)
-// below. H100, 2026-11-25 (logs/sm90_page32_h100_2026-11-25): 32-token pages through TMA
-// 1.07-1.14x at H=128 (B=64 L=4096 / B=128 L=16384), equal at H=16; 16-token pages (36 boxes)
-// 0.93-0.98x at H=128, so they keep cp.async (1-token boxes: 1.2-2.1x slower,
-// logs/sm90_gather_h200_2026-11-23).
+// one box per page for 16- and 32-token pages (a tile is then 4 or 2 whole pages, 36 or 18
+// boxes), 0 (cp.async) below. H100, 2026-11-25: with all boxes issued by one thread, 32-token
+// pages through TMA ran 1.07-1.14x the cp.async gather at H=128 but 16-token pages only
+// 0.80-0.98x (logs/sm90_page32_h100_2026-11-25); with each page's 9 boxes issued by its own
+// warp 16-token pages run 1.07-1.09x cp.async at H=128 B=64 L=4096 and 32-token pages gain
+// another 1.03-1.06x; spreading a page's boxes over the four warps instead is slower (0.71x
+// at page 16), and equal everywhere at H=16 (logs/sm90_tma_spread_h100_2026-11-25). 1-token
+// boxes: 1.2-2.1x slower than cp.async (logs/sm90_gather_h200_2026-11-23).
 #ifndef MLAW_SM90_TMA_MIN_PAGE
-#define MLAW_SM90_TMA_MIN_PAGE 32
+#define MLAW_SM90_TMA_MIN_PAGE 16
 #endif
 __host__ __device__ __forceinline__ constexpr int tma_box_tokens(int page_size) {
   return page_size % kKvTile == 0                                        ? kKvTile
@@ -210,6 +213,15 @@ __host__ __device__ __forceinline__ constexpr int tma_box_tokens(int page_size) 
 }
 
 // ---------------------------------------------------------------------------------- producer
+// page[p] for a run-time p in [0, kLoadPasses) through selects (an indexed load would put the
+// array on the stack).
+__device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int p) {
+  static_assert(kLoadPasses == 4, "page_of_pass selects among 4 passes");
+  const int lo = p & 1 ? page[1] : page[0];
+  const int hi = p & 1 ? page[3] : page[2];
+  return p & 2 ? hi : lo;
+}
+
 template <typename T, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const KvTensorMaps& maps, int w_begin, int w_end,
@@ -240,30 +252,27 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       MLAW_TRACE(seq, 15);
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
       const int t0 = item.kv_start + it * kKvTile;
-      // A whole tile inside one page goes as 9 TMA boxes issued by one thread (thread 0's
-      // first token is the tile's first: page[0] is its page); the others only arrive.
-      // Partial tiles (a request's last) keep cp.async, which zero-fills past the end.
-      // Pages of 32 tokens (tma_box_tokens): the tile is 2 whole pages (t0 is a multiple of 64),
-      // one box per page and column block; thread 0's page[p] is the page of token 16 p.
+      // TMA: a whole tile inside one page, or made of whole pages of 16 / 32 tokens
+      // (tma_box_tokens; t0 is then a multiple of the page), goes as 9 boxes per page, all of
+      // a page's boxes issued by one lane: lane 0 of warp q issues page q's (kKvTile / box
+      // pages). Its token 4 q + 16 p lies in page q for p = q box / 16, so page[p] is that
+      // page's id. The other threads only arrive. Partial tiles (a request's last) keep
+      // cp.async, which zero-fills past the end.
       const int box = tma_box_tokens(args.page_size);
       if (maps.enabled && t0 + kKvTile <= item.kv_end &&
           (box < kKvTile || t0 % args.page_size + kKvTile <= args.page_size)) {
-        if (tid == 0) {
-          const int off = t0 % args.page_size;  // (0 with 32-token pages: t0 is a multiple of 64)
-          mbar_arrive_expect_tx(&full[stage], kKvStageBytes);
+        const int q = tid / 32;
+        if (tid % 32 == 0 && q < kKvTile / box) {
+          const int pg = page_of_pass(page, q * box / (kProducerThreads / 8));
+          const int off = t0 % args.page_size;
+          mbar_arrive_expect_tx(&full[stage], kKvStageBytes / (kKvTile / box));
+          const uint32_t dst = dst_stage + q * box * kRowBytes;
 #pragma unroll
-          for (int p = 0; p < kLoadPasses; ++p) {  // a box starts at token 16 p when box | 16 p
-            const int tok = p * (kProducerThreads / 8);
-            if (tok % box != 0) continue;
-            const int pg = page[p];
-            const uint32_t dst = dst_stage + tok * kRowBytes;
-#pragma unroll
-            for (int b = 0; b < kColBlocks - 1; ++b)
-              tma_load_3d(dst + b * kKvBlockBytes, &maps.ckv, &full[stage], b * kBlockCols, off,
-                          pg, policy);
-            tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, &maps.kpe, &full[stage], 0, off,
-                        pg, policy);
-          }
+          for (int b = 0; b < kColBlocks - 1; ++b)
+            tma_load_3d(dst + b * kKvBlockBytes, &maps.ckv, &full[stage], b * kBlockCols, off, pg,
+                        policy);
+          tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, &maps.kpe, &full[stage], 0, off, pg,
+                      policy);
         } else {
           mbar_arrive(&full[stage]);
         }
