@@ -296,6 +296,7 @@ AB_CASES = {  # (H, B, L)
              (128, 1, 1024)),
     "split": ((128, 1, 1024), (16, 1, 1024), (128, 1, 4096), (16, 1, 4096), (16, 16, 4096),
               (16, 64, 4096), (128, 16, 4096)),  # cases the planner splits (the combine runs)
+    "h128": ((128, 64, 4096), (128, 128, 4096), (128, 32, 4096, 2), (128, 16, 4096)),
 }
 
 
@@ -305,13 +306,14 @@ def ab_timing(backend, variant, ws, page=64, cases="grid"):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from harness import bench_graph_us, bench_ms
 
-    for h, batch, length in AB_CASES[cases]:
-        b = make_batch([length] * batch, 1, h, page, torch.bfloat16)
+    for h, batch, length, *qo in AB_CASES[cases]:  # (H, B, L[, qo_len: causal])
+        qo = qo[0] if qo else 1
+        b = make_batch([length] * batch, qo, h, page, torch.bfloat16)
         fns = []
         for flags in ("", variant):
             w = BatchMLAPagedAttentionWrapper(torch.empty_like(ws), backend=backend)
             w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, page,
-                   False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+                   qo > 1, SM_SCALE, torch.bfloat16, torch.bfloat16)
             use_variant(w, flags)
             fns.append(lambda w=w: w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"]))
         # A B B A: a long run heats the GPU and later timings of it come out slower (H100,
@@ -323,7 +325,7 @@ def ab_timing(backend, variant, ws, page=64, cases="grid"):
                 graph[i] += bench_graph_us(fns[i]) / 2
         if batch != 1:
             graph = []
-        print(f"A/B page {page} H={h:3d} B={batch:3d} L={length:5d}: default {times[0] * 1e3:8.1f} us, "
+        print(f"A/B page {page} H={h:3d} B={batch:3d} L={length:5d} qo {qo}: default {times[0] * 1e3:8.1f} us, "
               f"variant {times[1] * 1e3:8.1f} us, speedup {times[0] / times[1]:.3f}x", flush=True)
         if graph:
             print(f"    graph replay: default {graph[0]:.1f} us, variant {graph[1]:.1f} us, "
