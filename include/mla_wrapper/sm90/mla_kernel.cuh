@@ -231,6 +231,21 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const uint64_t policy = evict_first_policy();
   const T* ckv = static_cast<const T*>(args.ckv);
   const T* kpe = static_cast<const T*>(args.kpe);
+  // TMA (maps.enabled): a whole tile inside one page, or made of whole pages of 16 / 32 tokens
+  // (tma_box_tokens; t0 is then a multiple of the page), goes as 9 boxes per page, all of a
+  // page's boxes issued by one lane: lane 0 of warp q issues page q's (kKvTile / box pages).
+  // Its token 4 q + 16 p lies in page q for p = q box / 16, so page[p] is that page's id. The
+  // other threads only arrive. Partial tiles (a request's last) keep cp.async, which
+  // zero-fills past the end. Everything that depends only on the page size is worked out here,
+  // and a tile's page and offset before its wait for a free stage: after that wait a load is on
+  // the critical path (with these divisions and selects after the wait, 0.93-0.96x at H=128,
+  // H100 2026-11-25, logs/sm90_tma_spread_h100_2026-11-25).
+  const int box = maps.enabled ? tma_box_tokens(args.page_size) : 0;
+  const int box_pages = box > 0 ? kKvTile / box : 0;  // pages (and issuing lanes) per tile
+  const bool tma_issuer = tid % 32 == 0 && tid / 32 < box_pages;
+  const int issuer_pass = box > 0 ? (tid / 32) * box / (kProducerThreads / 8) : 0;
+  const uint32_t issuer_bytes = box_pages > 0 ? kKvStageBytes / box_pages : 0;
+  const uint32_t issuer_dst = (tid / 32) * box * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item(plan, w, args.num_heads, kvm);
@@ -247,32 +262,25 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     if (item.num_tiles > 0) load_pages(0);
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
+      const int t0 = item.kv_start + it * kKvTile;
+      const int tile_off = t0 % args.page_size;  // (0 when a tile is whole pages)
+      const bool tma = box > 0 && t0 + kKvTile <= item.kv_end &&
+                       (box < kKvTile || tile_off + kKvTile <= args.page_size);
+      const int pg = page_of_pass(page, issuer_pass);
       MLAW_TRACE(seq, 14);
       if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
       MLAW_TRACE(seq, 15);
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
-      const int t0 = item.kv_start + it * kKvTile;
-      // TMA: a whole tile inside one page, or made of whole pages of 16 / 32 tokens
-      // (tma_box_tokens; t0 is then a multiple of the page), goes as 9 boxes per page, all of
-      // a page's boxes issued by one lane: lane 0 of warp q issues page q's (kKvTile / box
-      // pages). Its token 4 q + 16 p lies in page q for p = q box / 16, so page[p] is that
-      // page's id. The other threads only arrive. Partial tiles (a request's last) keep
-      // cp.async, which zero-fills past the end.
-      const int box = tma_box_tokens(args.page_size);
-      if (maps.enabled && t0 + kKvTile <= item.kv_end &&
-          (box < kKvTile || t0 % args.page_size + kKvTile <= args.page_size)) {
-        const int q = tid / 32;
-        if (tid % 32 == 0 && q < kKvTile / box) {
-          const int pg = page_of_pass(page, q * box / (kProducerThreads / 8));
-          const int off = t0 % args.page_size;
-          mbar_arrive_expect_tx(&full[stage], kKvStageBytes / (kKvTile / box));
-          const uint32_t dst = dst_stage + q * box * kRowBytes;
+      if (tma) {
+        if (tma_issuer) {
+          mbar_arrive_expect_tx(&full[stage], issuer_bytes);
+          const uint32_t dst = dst_stage + issuer_dst;
 #pragma unroll
           for (int b = 0; b < kColBlocks - 1; ++b)
-            tma_load_3d(dst + b * kKvBlockBytes, &maps.ckv, &full[stage], b * kBlockCols, off, pg,
-                        policy);
-          tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, &maps.kpe, &full[stage], 0, off, pg,
-                      policy);
+            tma_load_3d(dst + b * kKvBlockBytes, &maps.ckv, &full[stage], b * kBlockCols,
+                        tile_off, pg, policy);
+          tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, &maps.kpe, &full[stage], 0,
+                      tile_off, pg, policy);
         } else {
           mbar_arrive(&full[stage]);
         }
