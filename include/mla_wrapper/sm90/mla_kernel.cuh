@@ -237,9 +237,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   // Its token 4 q + 16 p lies in page q for p = q box / 16, so page[p] is that page's id. The
   // other threads only arrive. Partial tiles (a request's last) keep cp.async, which
   // zero-fills past the end. Everything that depends only on the page size is worked out here,
-  // and a tile's page and offset before its wait for a free stage: after that wait a load is on
-  // the critical path (with these divisions and selects after the wait, 0.93-0.96x at H=128,
-  // H100 2026-11-25, logs/sm90_tma_spread_h100_2026-11-25).
+  // and a tile's page, offset and cp.async sources before its wait for a free stage: after that
+  // wait a load is on the critical path. With four integer divisions after it (~100 SASS
+  // instructions before the first TMA issue, ~140 before the first cp.async) the kernel ran
+  // 0.93-0.96x session 8's at H=128 (H100 2026-11-25, logs/sm90_s10_h100_2026-11-25); now
+  // ~22 / ~25 instructions follow the wait.
   const int box = maps.enabled ? tma_box_tokens(args.page_size) : 0;
   const int box_pages = box > 0 ? kKvTile / box : 0;  // pages (and issuing lanes) per tile
   const bool tma_issuer = tid % 32 == 0 && tid / 32 < box_pages;
@@ -267,6 +269,21 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       const bool tma = box > 0 && t0 + kKvTile <= item.kv_end &&
                        (box < kKvTile || tile_off + kKvTile <= args.page_size);
       const int pg = page_of_pass(page, issuer_pass);
+      // A tile left to cp.async: this thread's source rows, also before the wait (their
+      // offsets take an integer division each).
+      const T* ckv_row[kLoadPasses];
+      const T* kpe_row[kLoadPasses];
+      if (!tma) {
+#pragma unroll
+        for (int p = 0; p < kLoadPasses; ++p) {
+          const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
+          const bool valid = page[p] >= 0;
+          const int64_t pgp = valid ? page[p] : 0;
+          const int64_t off = valid ? (t0 + j) % args.page_size : 0;
+          ckv_row[p] = ckv + pgp * args.ckv_stride_page + off * args.ckv_stride_token + chunk * 8;
+          kpe_row[p] = kpe + pgp * args.kpe_stride_page + off * args.kpe_stride_token + chunk * 8;
+        }
+      }
       MLAW_TRACE(seq, 14);
       if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
       MLAW_TRACE(seq, 15);
@@ -298,16 +315,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
-        const bool valid = page[p] >= 0;
-        const int64_t pg = valid ? page[p] : 0;
-        const int64_t off = valid ? (t0 + j) % args.page_size : 0;
-        const T* ckv_row = ckv + pg * args.ckv_stride_page + off * args.ckv_stride_token;
-        const T* kpe_row = kpe + pg * args.kpe_stride_page + off * args.kpe_stride_token;
         const uint32_t dst = dst_stage + j * kRowBytes + ((chunk ^ (j % 8)) << 4);
 #pragma unroll
         for (int b = 0; b < kColBlocks; ++b) {
-          const T* src = b < kColBlocks - 1 ? ckv_row + b * kBlockCols + chunk * 8 : kpe_row + chunk * 8;
-          cp_async_16(dst + b * kKvBlockBytes, src, valid, policy);
+          const T* src = b < kColBlocks - 1 ? ckv_row[p] + b * kBlockCols : kpe_row[p];
+          cp_async_16(dst + b * kKvBlockBytes, src, page[p] >= 0, policy);
         }
       }
       if (it + 1 < item.num_tiles) load_pages(it + 1);
