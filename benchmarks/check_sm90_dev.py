@@ -226,7 +226,7 @@ def timeline(h, batch, length, page, variant, ws, replays=50):
     replay's first kernel start to its last kernel end."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_decode import make_case, runner_flashinfer, runner_ours
-    from harness import median_event_ms
+    from harness import capture_graph, median_event_ms
     from torch.profiler import ProfilerActivity, profile
 
     c = make_case(h, batch, length, page, 1, "cuda", 0)
@@ -244,15 +244,7 @@ def timeline(h, batch, length, page, variant, ws, replays=50):
             wrapper = next(x.cell_contents for x in w
                            if isinstance(x.cell_contents, BatchMLAPagedAttentionWrapper))
             use_variant(wrapper, flags)
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            fn()
-        for _ in range(10):
-            g.replay()
-        torch.cuda.synchronize()
+        g = capture_graph(fn)
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for _ in range(replays):
                 g.replay()

@@ -65,8 +65,9 @@ def median_event_ms(fn: Callable[[], object], iters: int,
     return statistics.median(times)
 
 
-def bench_graph_us(fn: Callable[[], object], iters: int = 200) -> float:
-    """Median microseconds per replay of fn captured in a CUDA graph (latency rows)."""
+def capture_graph(fn: Callable[[], object]) -> "torch.cuda.CUDAGraph":
+    """fn captured in a CUDA graph (after three warm-up calls on a side stream), replayed ten
+    times, synchronized."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -79,6 +80,12 @@ def bench_graph_us(fn: Callable[[], object], iters: int = 200) -> float:
     for _ in range(10):
         g.replay()
     torch.cuda.synchronize()
+    return g
+
+
+def bench_graph_us(fn: Callable[[], object], iters: int = 200) -> float:
+    """Median microseconds per replay of fn captured in a CUDA graph (latency rows)."""
+    g = capture_graph(fn)
     times = []
     for _ in range(5):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

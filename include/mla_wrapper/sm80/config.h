@@ -66,15 +66,9 @@ static_assert(KvConfig<64, 2>::kSmemBytes == 230912 && KvConfig<32, 4>::kSmemByt
               "update CONFIGS in mla_wrapper/sm80.py and the table above");
 
 // Combine kernel (combine_kernel.cuh): one warp per (merge item, row, column part).
-#ifndef MLAW_COMBINE_CTAS_PER_SM
-#define MLAW_COMBINE_CTAS_PER_SM 4
-#endif
-#ifndef MLAW_COMBINE_PARTS
-#define MLAW_COMBINE_PARTS 4
-#endif
 constexpr int kCombineWarps = 8;
-constexpr int kCombineCtasPerSm = MLAW_COMBINE_CTAS_PER_SM;  // the separate kernel's grid cap
-constexpr int kCombineParts = MLAW_COMBINE_PARTS;  // column parts of a row (128 columns each)
+constexpr int kCombineCtasPerSm = 4;                  // the separate combine kernel's grid cap
+constexpr int kCombineParts = 4;                      // column parts of a row (128 columns each)
 constexpr int kCombineSlotBatch = 8;                  // partial slots a warp loads at once
 // Fused combine (8 warps per SM, mla_kernel.cuh): partial slots a warp loads at once.
 constexpr int kFusedCombineSlotBatch = 8;

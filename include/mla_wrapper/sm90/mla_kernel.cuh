@@ -199,7 +199,8 @@ struct KvTensorMaps {
 // boxes), 0 (cp.async) below. H100, 2026-11-25: with all boxes issued by one thread, 32-token
 // pages through TMA ran 1.07-1.14x the cp.async gather at H=128 but 16-token pages only
 // 0.80-0.98x (logs/sm90_page32_h100_2026-11-25); with each page's 9 boxes issued by its own
-// warp 16-token pages run 1.07-1.09x cp.async at H=128 B=64 L=4096 and 32-token pages gain
+// warp 16-token pages run 1.07-1.15x cp.async at H=128 (B=64 L=4096, B=128 L=16384; ABBA
+// run 1.09 / 1.15x) and 32-token pages gain
 // another 1.03-1.06x; spreading a page's boxes over the four warps instead is slower (0.71x
 // at page 16), and equal everywhere at H=16 (logs/sm90_tma_spread_h100_2026-11-25). 1-token
 // boxes: 1.2-2.1x slower than cp.async (logs/sm90_gather_h200_2026-11-23).
