@@ -43,6 +43,7 @@ FULL_GRID = [
     ("tp4", 32, 64, 4096, 64, 1), ("tp2", 64, 64, 4096, 64, 1),
     ("mtp", 16, 64, 4096, 64, 2), ("mtp", 128, 32, 4096, 64, 2),
     ("ragged", 128, 64, -4096, 64, 1), ("ragged", 16, 64, -4096, 64, 1),
+    ("ragged_mtp", 128, 32, -4096, 64, 2),
 ]
 QUICK_GRID = [FULL_GRID[i] for i in (0, 1, 4, 8, 9, 12, 13, 16, 24, 26)]
 
@@ -52,7 +53,7 @@ def make_case(H, B, L, page_size, qo_len, device, seed):
     mean |L|. Returns a dict of tensors and host index arrays."""
     g = torch.Generator(device="cpu").manual_seed(seed)
     if L < 0:
-        lens = torch.randint(1, 2 * -L, (B,), generator=g, dtype=torch.int32)
+        lens = torch.randint(qo_len, 2 * -L, (B,), generator=g, dtype=torch.int32)
     else:
         lens = torch.full((B,), L, dtype=torch.int32)
     pages_per = (lens + page_size - 1) // page_size

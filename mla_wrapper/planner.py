@@ -48,13 +48,17 @@ is within ``merge_launch`` of the plan with cuts (checked first against the lowe
 a batch that already fills the GPU in balance costs one pass and is never split: e.g. B=128,
 H=16 or B=264, H=128 with equal lengths on 132 CTAs).
 
-Lockstep groups: when every request has the same G >= 2 row tiles of one length and row count
-(decode at H=128: G=2) and the tiles outnumber the CTAs, with G dividing num_ctas, the sweep
-runs on one representative tile per request over C / G virtual CTAs, and virtual CTA v's work
-items go to CTAs G v .. G v + G - 1, row tile g each, with the same cuts. The G tiles of a
-request then stream the same KV range at the same time and L2 serves all but one read (with a
-plain sweep a CTA takes ~T / C consecutive tiles, the tiles of a request run one after another
-and each reads the KV from DRAM). The bounds below hold for it with W0 / G over C / G CTAs.
+Lockstep groups: when the row tiles come in groups of G >= 2 alike consecutive tiles of a
+request (all of a request's tiles when every request has the same G tiles of one length and
+row count, e.g. decode at H=128: G=2; else, with num_heads a multiple of the tile's rows, the
+H / rows_per_tile tiles of each query token: causal MTP or varlen qo at H=128), with G
+dividing num_ctas, the sweep runs on one representative tile per group over C / G virtual
+CTAs, and virtual CTA v's work items go to CTAs G v .. G v + G - 1, one tile of the group
+each, with the same cuts. The G tiles then stream the same KV range at the same time and L2
+serves all but one read (with a plain sweep a CTA takes ~T / C consecutive tiles, the tiles of
+a request run one after another and each reads the KV from DRAM; with cuts this holds even for
+fewer tiles than CTAs: a CTA's later pieces run while the CTAs with the group's other tiles are
+elsewhere). The bounds below hold for it with W0 / G over C / G CTAs.
 
 Let W0 = sum of the tiles' whole costs, Fmax = fixed + fixed_per_row * R, Smax =
 split_per_row * R, m = min_chunk, K = kv_tile, C = num_ctas. Proven for every plan:

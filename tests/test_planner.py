@@ -296,24 +296,40 @@ def test_no_split_when_batch_fills_gpu(H, B, L):
     assert np.all(d.work_info[:, 4] == -1)
 
 
-@pytest.mark.parametrize("H,qo,B,kinds", [(128, 1, 128, "equal"), (128, 1, 200, "random"),
-                                           (128, 2, 96, "random"), (64, 4, 300, "skewed")])
-def test_row_tiles_of_a_request_run_in_lockstep(H, qo, B, kinds):
-    # Every request has G = qo * H / 64 >= 2 equal row tiles and they outnumber the CTAs: the
-    # planner gives CTAs G v .. G v + G - 1 the same (request, kv range) sequence, row tile g
-    # each, so the G tiles of a request read the same KV at the same time (L2 serves the
-    # repeats instead of DRAM).
+@pytest.mark.parametrize("H,qo,B,kinds,causal", [
+    (128, 1, 128, "equal", False), (128, 1, 200, "random", False), (128, 2, 96, "random", False),
+    (64, 4, 300, "skewed", False), (128, 1, 64, "random", False), (128, 1, 1, "equal", False),
+    (128, 2, 20, "random", False),
+    # the two row tiles of each query token (H=128) when a request's tiles differ or its
+    # 8 tiles do not divide the 132 CTAs
+    (128, 2, 48, "random", True), (128, 4, 30, "random", False), (128, 4, 40, "skewed", True),
+    (128, "varlen", 50, "random", False), (128, "varlen", 50, "random", True)])
+def test_row_tiles_of_a_request_run_in_lockstep(H, qo, B, kinds, causal):
+    # Groups of G alike row tiles: all of a request's qo * H / 64 tiles when they are equal and
+    # G divides the 132 CTAs, else the H / 64 tiles of each query token. The planner gives CTAs
+    # G v .. G v + G - 1 the same (request, kv range) sequence, tile g of the group each, so the
+    # G tiles read the same KV at the same time (L2 serves the repeats instead of DRAM); with
+    # fewer tiles than CTAs too (a ragged B=64 at H=128 is cut and a CTA runs several pieces
+    # one after another).
     rng = np.random.default_rng(B)
     kv = lengths(kinds, B, rng)
+    if qo == "varlen":
+        qo = rng.integers(1, 5, B)
+        kv = np.maximum(kv, qo)
+        G = H // 64
+    else:
+        kv = np.maximum(kv, qo) if causal else kv
+        G = qo * H // 64 if not causal and 132 % (qo * H // 64) == 0 else H // 64
     qo_indptr, kv_indptr, kv_len = make_batch(kv, qo)
-    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, False)
-    G = qo * H // 64
+    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, causal)
     ind, w = d.cta_work_indptr, d.work_info
+    assert res.num_work_items > 0
     for v in range(132 // G):
         items = [w[ind[v * G + g]: ind[v * G + g + 1]] for g in range(G)]
+        assert np.all(items[0][:, 1] % G == 0)
         for g in range(G):
             assert np.array_equal(items[g][:, [0, 2, 3]], items[0][:, [0, 2, 3]])
-            assert np.all(items[g][:, 1] == g)
+            assert np.array_equal(items[g][:, 1], items[0][:, 1] + g)
 
 
 def test_small_batch_is_split():

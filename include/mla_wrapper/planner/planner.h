@@ -20,10 +20,12 @@
 //      takes whatever is left. A split only ever happens when a CTA closes, so a plan has at
 //      most num_ctas - 1 splits: work items <= row tiles + num_ctas - 1, merge items <=
 //      num_ctas - 1, partial slots <= 2 * (num_ctas - 1).
-//   3b. Lockstep groups: when every request has G >= 2 identical row tiles, they outnumber
-//      the CTAs and G divides num_ctas, steps 3-4 run on one tile per request over
-//      num_ctas / G CTAs and each CTA's work is replicated to G consecutive CTAs, row tile g
-//      each: the tiles of a request then read the same KV at the same time (L2 hits).
+//   3b. Lockstep groups: when the row tiles come in groups of G >= 2 identical consecutive
+//      tiles of a request (all of a request's tiles when every request has G equal ones; else
+//      the G = num_heads / rows_per_tile tiles of one query token, e.g. causal MTP or varlen
+//      qo at H=128) and G divides num_ctas, steps 3-4 run on one tile per group over
+//      num_ctas / G CTAs and each CTA's work is replicated to G consecutive CTAs, one tile of
+//      the group each: the tiles of a group then read the same KV at the same time (L2 hits).
 //   4. The cap is searched (Newton steps, then regula falsi; a handful of O(tiles) passes)
 //      for the smallest max CTA cost. The plan without splits is used when it is within
 //      merge_launch of the plan with splits (or of the lower bound): no split when the batch
@@ -482,14 +484,16 @@ inline PassResult choose_and_emit(const PlannerConfig& cfg, const Tile* tiles,
   return r;
 }
 
-// Lockstep groups: every request has G identical row tiles, which read the same KV. Planned
-// with one representative tile per request over C / G virtual CTAs; virtual CTA v's work goes
-// to CTAs G v .. G v + G - 1, one row tile each, with the same cuts: the G tiles of a request
-// then stream the same KV range at the same time and L2 serves all but one of the reads (a
-// plain sweep gives a CTA ~T / C consecutive tiles, so the tiles of a request run one after
-// another and each reads the KV from DRAM). Every bound of the plain plan holds with w0 / G
-// over C / G CTAs (the same or tighter). Emits through e (the real plan's buffers); returns the
-// emitting pass with its total over all C CTAs.
+// Lockstep groups: the row tiles come in groups of G identical consecutive tiles of one
+// request (tile j G + g of a request, g < G, all alike), which read the same KV. Planned with
+// one representative tile per group over C / G virtual CTAs; virtual CTA v's work goes to CTAs
+// G v .. G v + G - 1, one tile of the group each, with the same cuts: the G tiles then stream
+// the same KV range at the same time and L2 serves all but one of the reads (a plain sweep
+// gives a CTA ~T / C consecutive tiles, so the tiles of a request run one after another and
+// each reads the KV from DRAM; with cuts, a CTA's later pieces run when the CTAs holding the
+// group's other tiles are elsewhere, even with fewer tiles than CTAs). Every bound of the plain
+// plan holds with w0 / G over C / G CTAs (the same or tighter). Emits through e (the real
+// plan's buffers); returns the emitting pass with its total over all C CTAs.
 inline PassResult plan_lockstep(const PlannerConfig& cfg, const Tile* tiles, int32_t T,
                                 int32_t C, int32_t G, Emitter& e, int64_t* passes) {
   static thread_local std::vector<Tile> vtile_buf;
@@ -532,7 +536,7 @@ inline PassResult plan_lockstep(const PlannerConfig& cfg, const Tile* tiles, int
     for (int32_t g = 0; g < G; ++g) {
       int32_t* mo = e.merge + int64_t(k * G + g) * kMergeFields;
       mo[kMergeRequest] = mv[kMergeRequest];
-      mo[kMergeRowTile] = g;
+      mo[kMergeRowTile] = mv[kMergeRowTile] * G + g;  // the virtual plan's j: group j
       mo[kMergeFirstSlot] = mv[kMergeFirstSlot] * G + g * mv[kMergeNumSlots];
       mo[kMergeNumSlots] = mv[kMergeNumSlots];
     }
@@ -543,7 +547,7 @@ inline PassResult plan_lockstep(const PlannerConfig& cfg, const Tile* tiles, int
       const int32_t* wv = ve.work + int64_t(i) * kWorkFields;
       int32_t* wo = e.work + int64_t(e.num_work) * kWorkFields;
       for (int f = 0; f < kWorkFields; ++f) wo[f] = wv[f];
-      wo[kWorkRowTile] = g;
+      wo[kWorkRowTile] = wv[kWorkRowTile] * G + g;
       const int32_t sv = wv[kWorkPartialSlot];
       if (sv >= 0) {
         const int32_t first = slot_buf[2 * int64_t(sv)], n = slot_buf[2 * int64_t(sv) + 1];
@@ -600,8 +604,9 @@ inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_in
   // Validate, fill request_info, build the row tiles.
   int64_t num_tiles = 0, rows_total = 0;
   TileTotals tt;
-  // Lockstep groups (below) need every request to have the same G >= 2 row tiles, all of one
-  // length and one row count.
+  // Lockstep groups (below): every request has the same G >= 2 row tiles, all of one length
+  // and one row count; failing that, the tiles of each query token when num_heads is a
+  // multiple of the tile's rows (those are always alike).
   int64_t group = -1;  // G so far; 0 once a request rules grouping out
   int32_t memo_q = -1;
   int64_t memo_nt = 0;
@@ -683,8 +688,10 @@ inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_in
   e.max_merge = cfg.max_merge_items;
   e.max_slots = cfg.max_partial_slots;
   e.cta_indptr[0] = 0;
-  const int32_t G = int32_t(group > 0 ? group : 0);
-  const PassResult r = G >= 2 && T > C && C % G == 0
+  const int32_t G_token = H % R == 0 ? H / R : 0;
+  const int32_t G = group >= 2 && C % group == 0 ? int32_t(group)
+                    : G_token >= 2 && C % G_token == 0 ? G_token : 0;
+  const PassResult r = G >= 2
                            ? plan_lockstep(cfg, tiles, T, C, G, e, &passes)
                            : choose_and_emit(cfg, tiles, prefix, T, C, tt, e, &passes);
   if (e.overflow)
