@@ -10,7 +10,10 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
       sm90 and FlashInfer fa3 under torch.profiler: each kernel's mean time and the replay's span
     python benchmarks/check_sm90_dev.py --backend sm90 --variant "-DKNOB=1"  # checks + A/B timing
       of the family's library built with extra nvcc flags against the default build
-      (--variant "lib:path/{dt}.so": a library built elsewhere, e.g. another schedule)
+      (--variant "lib:path/{dt}.so": a library built elsewhere, e.g. another schedule;
+      --variant "cost:split_per_row=1,...": the same kernel planned with another cost model,
+      with --ab-cases cuts: ragged and cut batches; --variant "planner:path/lib.so": the same
+      kernel planned by another build of the planner library)
 """
 from __future__ import annotations
 
@@ -31,8 +34,9 @@ SM_SCALE = 1.0 / math.sqrt(192)
 
 
 def use_variant(w, flags):
-    """Point a planned dense wrapper's kernel at a development build (harness.use_variant)."""
-    if not flags:
+    """Point a planned dense wrapper's kernel at a development build (harness.use_variant); a
+    planner variant ('cost:...') keeps the kernel (ab_timing plans with its cost model)."""
+    if not flags or flags.startswith(("cost:", "planner:")):
         return
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from harness import use_variant as use_build
@@ -289,7 +293,22 @@ AB_CASES = {  # (H, B, L)
     "split": ((128, 1, 1024), (16, 1, 1024), (128, 1, 4096), (16, 1, 4096), (16, 16, 4096),
               (16, 64, 4096), (128, 16, 4096)),  # cases the planner splits (the combine runs)
     "h128": ((128, 64, 4096), (128, 128, 4096), (128, 32, 4096, 2), (128, 16, 4096)),
+    # cut batches (L < 0: ragged lengths U(qo, 2|L|), bench_decode's seed 0), for cost: variants
+    "cuts": ((128, 64, -4096), (128, 32, -4096, 2), (16, 64, -4096), (16, 64, 4096),
+             (64, 64, 4096), (128, 16, 4096), (16, 64, 1024)),
 }
+
+
+def planner_cost_variant(variant):
+    """'cost:k=v,...' -> the sm90 family's CostModel with those fields changed, else None."""
+    if not variant.startswith("cost:"):
+        return None
+    import dataclasses
+
+    from mla_wrapper.backends import sm90
+
+    return dataclasses.replace(sm90.planner_cost(), **{
+        k: int(v) for k, v in (kv.split("=") for kv in variant[5:].split(","))})
 
 
 def ab_timing(backend, variant, ws, page=64, cases="grid"):
@@ -298,14 +317,39 @@ def ab_timing(backend, variant, ws, page=64, cases="grid"):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from harness import bench_graph_us, bench_ms
 
+    from mla_wrapper.backends import sm90
+
+    from mla_wrapper import planner
+
+    cost = planner_cost_variant(variant)  # a planner variant: same kernel, another cost model
+    default_cost = sm90.planner_cost
+    default_planner = planner._module()
+    other_planner = None  # 'planner:path/lib.so': the same kernel planned by another planner build
+    if variant.startswith("planner:"):
+        from mla_wrapper.jit.load import KernelModule
+
+        other_planner = KernelModule(planner.planner_spec(), Path(variant[len("planner:"):]))
     for h, batch, length, *qo in AB_CASES[cases]:  # (H, B, L[, qo_len: causal])
         qo = qo[0] if qo else 1
-        b = make_batch([length] * batch, qo, h, page, torch.bfloat16)
+        if length < 0:
+            g = torch.Generator(device="cpu").manual_seed(0)
+            lens = torch.randint(qo, -2 * length, (batch,), generator=g, dtype=torch.int32).tolist()
+        else:
+            lens = [length] * batch
+        b = make_batch(lens, qo, h, page, torch.bfloat16)
         fns = []
         for flags in ("", variant):
             w = BatchMLAPagedAttentionWrapper(torch.empty_like(ws), backend=backend)
-            w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, page,
-                   qo > 1, SM_SCALE, torch.bfloat16, torch.bfloat16)
+            if flags and cost is not None:
+                sm90.planner_cost = lambda: cost
+            if flags and other_planner is not None:
+                planner._MODULE = other_planner
+            try:
+                w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64,
+                       page, qo > 1, SM_SCALE, torch.bfloat16, torch.bfloat16)
+            finally:
+                sm90.planner_cost = default_cost
+                planner._MODULE = default_planner
             use_variant(w, flags)
             fns.append(lambda w=w: w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"]))
         # A B B A: a long run heats the GPU and later timings of it come out slower (H100,

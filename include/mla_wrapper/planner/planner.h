@@ -304,7 +304,7 @@ inline SearchResult search(const Tile* tiles, const int64_t* prefix, int32_t num
   if (hi < lo) hi = lo;
   int64_t x = x0 < lo ? lo : (x0 > hi ? hi : x0);
   int64_t fail_x = lo - 1, fail_d = 0, ok_x = -1, ok_d = 0;
-  bool has_fail = false, has_ok = false;
+  bool has_fail = false, has_ok = false, stepped = false;
   const int64_t C = num_ctas;
   for (int it = 0; it < max_passes; ++it) {
     const PassResult r = sweep_search<kSplit>(tiles, prefix, num_tiles, num_ctas, x, m, kv);
@@ -327,8 +327,16 @@ inline SearchResult search(const Tile* tiles, const int64_t* prefix, int32_t num
       }
       has_ok = true;
       if (x <= lo) break;  // the lower bound is met: optimal
-      // The room left (-d) spread over the CTAs bounds what a lower cap could gain.
-      if (!has_fail && -d / C < tol) break;
+      // The room left (-d) spread over the CTAs bounds what a lower cap could gain on the
+      // mean, not on the max: cuts fall on multiples of kv_tile, so a cap one kv tile under
+      // the max met can still fit (e.g. 64 requests of 1024 tokens on 132 CTAs: pieces of
+      // 576 + 448 tokens at the first cap met, 512 + 512 one tile lower). Try that once.
+      if (!has_fail && -d / C < tol) {
+        if (stepped || r.max_load - kv < lo) break;
+        stepped = true;
+        x = r.max_load - kv;
+        continue;
+      }
     } else {
       if (!has_fail || x > fail_x) {
         fail_x = x;
