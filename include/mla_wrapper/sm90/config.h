@@ -79,20 +79,6 @@ static_assert(kConsumerWarpgroups * kRowsPerTile * kEpiPitch <= kQBytes,
 static_assert(kSmemAlloc <= 232448, "sm90 MLA kernel exceeds 227 KB of shared memory");
 static_assert(kPlanKvTile % kKvTile == 0, "the plan granularity must be a multiple of the tile");
 
-// Fused split-KV combine (development knob): the attention grid is launched cooperatively and
-// merges the partials itself after a grid barrier when the plan's merge capacity is at most
-// MLAW_SM90_FUSED_COMBINE_ROWS rows (64 per merge item) per consumer warp of the grid; 0: never
-// (the separate combine kernel, with programmatic dependent launch). Each warp merges a row in
-// kFusedCombineParts column parts.
-#ifndef MLAW_SM90_FUSED_COMBINE_ROWS
-#define MLAW_SM90_FUSED_COMBINE_ROWS 0
-#endif
-constexpr int kFusedCombineRows = MLAW_SM90_FUSED_COMBINE_ROWS;
-#ifndef MLAW_SM90_FUSED_COMBINE_PARTS
-#define MLAW_SM90_FUSED_COMBINE_PARTS 4
-#endif
-constexpr int kFusedCombineParts = MLAW_SM90_FUSED_COMBINE_PARTS;
-
 // Producer: 8 threads per token (128 contiguous bytes each pass), 16 tokens per pass.
 constexpr int kProducerThreads = 128;
 constexpr int kLoadPasses = kKvTile / (kProducerThreads / 8);    // 4

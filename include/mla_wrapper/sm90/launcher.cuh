@@ -112,7 +112,6 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
 struct DeviceSetup {
   bool ready = false;
   int sm_count = 0;
-  int max_coop_ctas = 0;  // most co-resident attention CTAs (0: no cooperative launch)
 };
 
 // Kv: how KV tokens are found (PagedKv: the page table; sparse/gather.cuh: per-token slot ids).
@@ -142,37 +141,11 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     ds.sm_count = sms;
-    int coop = 0;
-    MLAW_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
-    int per_sm = 0;
-    MLAW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mla_sm90_kernel<T, Kv>,
-                                                                kThreads, kSmemAlloc));
-    ds.max_coop_ctas = coop ? per_sm * sms : 0;
     ds.ready = true;
-  }
-  const bool fused = kFusedCombineRows > 0 && plan->max_merge_items > 0 && plan->num_ctas > 0 &&
-                     plan->num_ctas <= ds.max_coop_ctas &&
-                     static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile <=
-                         static_cast<int64_t>(kFusedCombineRows) * (kConsumerThreads / 32) *
-                             plan->num_ctas;
-  if (fused) {  // attention + combine in one cooperative launch
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(plan->num_ctas);
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = kSmemAlloc;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    MLAW_CUDA_TRY(cudaLaunchKernelEx(&cfg, mla_sm90_kernel<T, Kv>, *plan, *args, kvm,
-                                     make_kv_maps<Kv>(*args), 1));
-    return launch_status();
   }
   if (plan->num_ctas > 0) {
     mla_sm90_kernel<T, Kv><<<plan->num_ctas, kThreads, kSmemAlloc, stream>>>(
-        *plan, *args, kvm, make_kv_maps<Kv>(*args), 0);
+        *plan, *args, kvm, make_kv_maps<Kv>(*args));
     if (int st = launch_status()) return st;
   }
   return sm80::launch_combine<T, T>(plan, args, stream, ds.sm_count, /*pdl=*/true);

@@ -128,12 +128,9 @@
 
 #include <math.h>
 
-#include <cooperative_groups.h>
-
 #include "mla_wrapper/common/kv_access.cuh"
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/common/q_rows.cuh"
-#include "mla_wrapper/sm80/combine_kernel.cuh"
 #include "mla_wrapper/sm90/config.h"
 #include "mla_wrapper/sm90/traits.cuh"
 
@@ -635,7 +632,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
 template <typename T, typename Kv = PagedKv>
 __global__ void __launch_bounds__(kThreads, 1)
     mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm,
-                    const __grid_constant__ KvTensorMaps maps, const int fused_combine) {
+                    const __grid_constant__ KvTensorMaps maps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(1024) char smem_raw[];
   // Let the combine kernel launch now (it waits for this grid's completion before reading).
@@ -670,17 +667,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       consume<T, 1>(plan, args, kvm, w_begin, w_end, smem, full, empty);
     else
       consume<T, 0>(plan, args, kvm, w_begin, w_end, smem, full, empty);
-  }
-  // Fused split-KV combine (cooperative launch, launcher.cuh): once every CTA's partials are
-  // written, the consumer warps merge them (the producer's 40 registers do not hold a merge).
-  if constexpr (kFusedCombineRows > 0) {
-    if (fused_combine && plan.counts[1] > 0) {
-      cooperative_groups::this_grid().sync();
-      if (threadIdx.x >= 128)
-        sm80::combine_rows<T, T, sm80::kCombineSlotBatch, kFusedCombineParts>(
-            plan, args, blockIdx.x * (kConsumerThreads / 32) + (threadIdx.x - 128) / 32,
-            gridDim.x * (kConsumerThreads / 32));
-    }
   }
 #endif
 }
