@@ -66,10 +66,17 @@ static_assert(KvConfig<64, 2>::kSmemBytes == 230912 && KvConfig<32, 4>::kSmemByt
               "update CONFIGS in mla_wrapper/sm80.py and the table above");
 
 // Combine kernel (combine_kernel.cuh): one warp per (merge item, row, column part).
+// MLAW_COMBINE_PARTS / MLAW_COMBINE_SLOT_BATCH: development knobs (A/B of the separate kernel).
+#ifndef MLAW_COMBINE_PARTS
+#define MLAW_COMBINE_PARTS 4
+#endif
+#ifndef MLAW_COMBINE_SLOT_BATCH
+#define MLAW_COMBINE_SLOT_BATCH 8
+#endif
 constexpr int kCombineWarps = 8;
 constexpr int kCombineCtasPerSm = 4;                  // the separate combine kernel's grid cap
-constexpr int kCombineParts = 4;                      // column parts of a row (128 columns each)
-constexpr int kCombineSlotBatch = 8;                  // partial slots a warp loads at once
+constexpr int kCombineParts = MLAW_COMBINE_PARTS;     // column parts of a row (512 / parts each)
+constexpr int kCombineSlotBatch = MLAW_COMBINE_SLOT_BATCH;  // partial slots a warp loads at once
 // Fused combine (8 warps per SM, mla_kernel.cuh): partial slots a warp loads at once.
 constexpr int kFusedCombineSlotBatch = 8;
 // The launcher fuses the combine only while merge rows <= this many per warp of the grid.
