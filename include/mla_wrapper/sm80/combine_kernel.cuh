@@ -171,19 +171,19 @@ struct GridDependencyWait {
   }
 };
 
-template <typename T, typename P>
+template <typename T, typename P, int kSlotBatch = kCombineSlotBatch, int kParts = kCombineParts>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
   // Launched programmatically (see launch_combine): the unit lookups read only the plan, so
   // they run before the wait for the attention grid.
-  combine_rows<T, P, kCombineSlotBatch, kCombineParts>(
+  combine_rows<T, P, kSlotBatch, kParts>(
       plan, args, blockIdx.x * kCombineWarps + threadIdx.x / 32, gridDim.x * kCombineWarps,
       GridDependencyWait());
 }
 
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
 // the plan has merge capacity (grid: enough warps for max_merge_items x kRowsPerTile rows x
-// kCombineParts, at most
+// column parts (kCombineParts, or kCombineManyParts for 16-bit partials of many merges), at most
 // kCombineCtasPerSm CTAs per SM of the device). pdl: programmatic dependent launch (SM90+): the
 // attention CTAs allow it as they start, so the combine grid is launched (and parks in griddepcontrol.wait on free SMs) while
 // attention runs, instead of after it; the wait returns once attention's writes are visible.
@@ -192,8 +192,11 @@ template <typename T, typename P>
 int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream,
                    int sm_count, bool pdl) {
   if (plan->max_merge_items <= 0) return 0;
-  const int64_t warps_needed =
-      static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * kCombineParts;
+  // 16-bit partials with many merge items: the configuration for merges of a few slots.
+  const bool many = sizeof(P) == 2 &&
+                    static_cast<int64_t>(plan->max_merge_items) * kCombineManyMergesDiv > plan->num_ctas;
+  const int parts = many ? kCombineManyParts : kCombineParts;
+  const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * parts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
   const int max_grid = kCombineCtasPerSm * sm_count;
   const int grid = static_cast<int>(blocks_needed < max_grid ? blocks_needed : max_grid);
@@ -207,7 +210,10 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = pdl ? 1 : 0;
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P>, *plan, *args);
+  const cudaError_t err =
+      many ? cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P, kCombineManySlotBatch, kCombineManyParts>,
+                                *plan, *args)
+           : cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P>, *plan, *args);
   if (err != cudaSuccess) return static_cast<int>(err);
   const cudaError_t last = cudaGetLastError();
   return last == cudaSuccess ? 0 : static_cast<int>(last);

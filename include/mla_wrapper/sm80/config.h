@@ -66,17 +66,20 @@ static_assert(KvConfig<64, 2>::kSmemBytes == 230912 && KvConfig<32, 4>::kSmemByt
               "update CONFIGS in mla_wrapper/sm80.py and the table above");
 
 // Combine kernel (combine_kernel.cuh): one warp per (merge item, row, column part).
-// MLAW_COMBINE_PARTS / MLAW_COMBINE_SLOT_BATCH: development knobs (A/B of the separate kernel).
-#ifndef MLAW_COMBINE_PARTS
-#define MLAW_COMBINE_PARTS 4
-#endif
-#ifndef MLAW_COMBINE_SLOT_BATCH
-#define MLAW_COMBINE_SLOT_BATCH 8
-#endif
 constexpr int kCombineWarps = 8;
 constexpr int kCombineCtasPerSm = 4;                  // the separate combine kernel's grid cap
-constexpr int kCombineParts = MLAW_COMBINE_PARTS;     // column parts of a row (512 / parts each)
-constexpr int kCombineSlotBatch = MLAW_COMBINE_SLOT_BATCH;  // partial slots a warp loads at once
+constexpr int kCombineParts = 4;                      // column parts of a row (128 columns each)
+constexpr int kCombineSlotBatch = 8;                  // partial slots a warp loads at once
+// 16-bit partials (the sm90 family) of a plan whose merge items (max_merge_items: this plan's
+// in eager mode, the capacity in a CUDA graph) exceed num_ctas / kCombineManyMergesDiv: a
+// tile is then cut into about num_ctas / merges <= 5 pieces, and these are merged as half
+// rows two slots at a time. 56 registers instead of 80 fit the grid in one wave (4 CTAs per
+// SM) and a warp has half the units: H100 2026-11-25, 1.01-1.06x on such batches
+// (logs/sm90_s11_h100_2026-11-25, run10), while B=1's 8-16 slots per merge keep the
+// configuration above (2 slots at a time: 0.90x there; H=16 B=16, 8 slots: 0.99x).
+constexpr int kCombineManyMergesDiv = 5;
+constexpr int kCombineManyParts = 2;
+constexpr int kCombineManySlotBatch = 2;
 // Fused combine (8 warps per SM, mla_kernel.cuh): partial slots a warp loads at once.
 constexpr int kFusedCombineSlotBatch = 8;
 // The launcher fuses the combine only while merge rows <= this many per warp of the grid.
