@@ -42,8 +42,9 @@ a tile that does not fit is cut (at a multiple of kv_tile, both parts >= min_chu
 rounded up to kv_tile, for that plan: the bounds below hold for any min_chunk) so the CTA
 ends at exactly X (up to the kv_tile rounding), else the CTA closes; the last CTA takes the
 rest. X is searched for the smallest max CTA cost: it starts at the mean plus the expected
-cost of the cuts, then Newton steps on the last CTA's overflow and regula falsi to ~1%
-(typically 1-4 O(tiles) passes of ~1.5 ns per tile). The plan without cuts is used when it
+cost of the cuts, then Newton steps on the last CTA's overflow and regula falsi to ~1%, plus
+one cap a kv tile under the best max when the search would stop on the room left (typically
+1-4 O(tiles) passes of ~1.5 ns per tile). The plan without cuts is used when it
 is within ``merge_launch`` of the plan with cuts (checked first against the lower bound, so
 a batch that already fills the GPU in balance costs one pass and is never split: e.g. B=128,
 H=16 or B=264, H=128 with equal lengths on 132 CTAs).

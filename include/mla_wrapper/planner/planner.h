@@ -295,7 +295,10 @@ inline PassResult sweep_search(const Tile* tiles, const int64_t* prefix, int32_t
 // of x, so: a Newton step x + D / C until the cap is bracketed by a failed and a met cap, then
 // regula falsi (with bisection fallback) until the bracket is within tolerance. The sweep is
 // not exactly monotone in x, so every evaluated cap is a candidate and the best max wins.
-// hi must be met (the caller passes the proven bound); it is tried if nothing else was met.
+// When only met caps were seen and the room left says a lower cap gains little on the mean,
+// one cap a kv tile under the best max is still tried (cuts are kv-tile multiples, so the max
+// can drop by a whole tile). hi must be met (the caller passes the proven bound); it is tried
+// if nothing else was met.
 template <bool kSplit>
 inline SearchResult search(const Tile* tiles, const int64_t* prefix, int32_t num_tiles,
                            int32_t num_ctas, int64_t lo, int64_t hi, int64_t x0, int64_t m,
