@@ -105,6 +105,21 @@ def test_grid(workspace, poison, dtype, page_size, heads, qo_len, planned_backen
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("heads,lens", [(128, [5000] * 40), (16, [1024] * 64), (64, "ragged")])
+def test_many_merge_items(workspace, poison, dtype, heads, lens, planned_backend):
+    """Batches cut into more merge items than num_ctas / 5, every tile in a few pieces: the
+    combine's configuration for such plans (16-bit partials of sm90: half rows merged two
+    slots at a time; sm80 keeps its float32 kernel)."""
+    if lens == "ragged":
+        lens = [int(x) for x in np.random.default_rng(5).integers(1, 8192, 64)]
+    b = make_batch(lens, 1, heads, 64, DTYPES[dtype], seed=heads + len(lens))
+    w = new_wrapper(workspace, backend=planned_backend)
+    plan_run_check(w, b, False, poison)
+    assert w._impl.last_plan.num_merge_items * 5 > w._impl.plan_struct.num_ctas  # the path ran
+
+
+@pytest.mark.gpu
 def test_temporary_kv_indices_stay_valid(workspace, poison, planned_backend):
     """plan() given a temporary page table (freed by the caller right after the call): run()
     still reads the planned page ids, although the freed block is handed to a new tensor
