@@ -150,15 +150,17 @@ __device__ __forceinline__ uint64_t evict_first_policy() {
 #define MLAW_SM90_GATHER_L2 0
 #endif
 __device__ __forceinline__ uint64_t gather_policy() {
-  uint64_t policy;
 #if MLAW_SM90_GATHER_L2 == 2
+  uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-#elif MLAW_SM90_GATHER_L2 == 1
-  asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(policy));
-#else
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-#endif
   return policy;
+#elif MLAW_SM90_GATHER_L2 == 1
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+#else
+  return evict_first_policy();
+#endif
 }
 
 // 16-byte cp.async through L2 with a cache policy; pred = false writes zeros.
