@@ -14,6 +14,9 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
       --variant "cost:split_per_row=1,...": the same kernel planned with another cost model,
       with --ab-cases cuts: ragged and cut batches; --variant "planner:path/lib.so": the same
       kernel planned by another build of the planner library)
+    python benchmarks/check_sm90_dev.py --power H B L [--variant ...]  # each kernel (sm90, the
+      variant, fi_fa3) back to back for a few seconds while nvidia-smi samples the SM clock, power
+      and throttle reasons: time per call next to the clock it ran at
 """
 from __future__ import annotations
 
@@ -86,6 +89,9 @@ def main():
                     "print its per-tile phase times")
     ap.add_argument("--timeline", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="kernel times inside CUDA-graph replays, sm90 next to fi_fa3")
+    ap.add_argument("--power", nargs=3, type=int, metavar=("H", "B", "L"),
+                    help="sustained runs of sm90 (and the variant) and fi_fa3 under nvidia-smi "
+                    "sampling: time per call, SM clock, power, throttle reasons")
     ap.add_argument("--ab-only", action="store_true",
                     help="skip the checks: only the A/B timing (a variant that is wrong on purpose)")
     ap.add_argument("--ab-cases", choices=sorted(AB_CASES), default="grid",
@@ -96,6 +102,9 @@ def main():
     ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     if args.timeline:
         timeline(*args.timeline, args.page, args.variant, ws)
+        return
+    if args.power:
+        power(*args.power, args.page, args.variant, ws)
         return
     if args.profile or args.trace:
         h, batch, length = args.profile or args.trace
@@ -285,6 +294,56 @@ def timeline(h, batch, length, page, variant, ws, replays=50):
         for k, v in per.items():
             v.sort()
             print(f"    {len(v):4d} x {v[len(v) // 2]:7.1f} us  {k[:110]}", flush=True)
+
+
+def power(h, batch, length, page, variant, ws, seconds=4.0):
+    """Run each kernel (sm90, the variant if any, FlashInfer fa3) back to back for `seconds`
+    while nvidia-smi samples every 50 ms; print the time per call with the median SM clock, power
+    and the throttle reasons seen (a kernel's speed at the clock its own power draw allows)."""
+    import subprocess
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_decode import make_case, runner_flashinfer, runner_ours
+
+    c = make_case(h, batch, length, page, 1, "cuda", 0)
+    runs = [("sm90", runner_ours("sm90", c, ws)[0], "")]
+    if variant:
+        fn, _ = runner_ours("sm90", c, torch.empty_like(ws))
+        runs.append(("sm90 variant", fn, variant))
+    try:
+        runs.append(("fi_fa3", runner_flashinfer("fa3", c, torch.empty_like(ws))[0], None))
+    except Exception as e:  # noqa: BLE001
+        print(f"fi_fa3 unavailable: {e}")
+    for name, fn, flags in runs * 2:  # twice, in turn: the second round is the one that counts
+        if flags:
+            wrapper = next(x.cell_contents for x in fn.__closure__
+                           if isinstance(x.cell_contents, BatchMLAPagedAttentionWrapper))
+            use_variant(wrapper, flags)
+        fn()
+        torch.cuda.synchronize()
+        smi = subprocess.Popen(
+            ["nvidia-smi", "--query-gpu=clocks.sm,power.draw,clocks_event_reasons.active",
+             "--format=csv,noheader,nounits", "-lms", "50"], stdout=subprocess.PIPE, text=True)
+        calls, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            for _ in range(20):
+                fn()
+            calls += 20
+            torch.cuda.synchronize()
+        elapsed = time.perf_counter() - t0
+        smi.terminate()
+        rows = [r.split(",") for r in smi.communicate()[0].strip().splitlines()]
+        rows = [r for r in rows[len(rows) // 4:] if len(r) == 3]  # past the ramp
+        if not rows:
+            print(f"power {name}: no nvidia-smi samples")
+            continue
+        clk = sorted(float(r[0]) for r in rows)
+        pw = sorted(float(r[1]) for r in rows)
+        reasons = sorted({r[2].strip() for r in rows})
+        print(f"power {name:13s} H={h} B={batch} L={length}: {elapsed / calls * 1e6:8.1f} us/call, "
+              f"SM clock {clk[len(clk) // 2]:.0f} MHz [{clk[0]:.0f}, {clk[-1]:.0f}], "
+              f"power {pw[len(pw) // 2]:.0f} W, throttle reasons {reasons}", flush=True)
 
 
 AB_CASES = {  # (H, B, L)

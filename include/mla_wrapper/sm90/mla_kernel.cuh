@@ -443,6 +443,19 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     constexpr int kNb = kScoreTokens / 8;  // n8 blocks of this thread's scores
     const bool scorer = kRole == 2 ? g < kScorers : kRole == 1;
     float s[kScoreTokens / 2];
+    // Gather mode: the scorer's slot ids (lane l: tokens l and l + 32) of the tiles it (cur),
+    // it + 1 (nx1) and it + 2 (nx2), each looked up three tiles before its own.
+    int cur_lo = 0, cur_hi = 0, nx1_lo = 0, nx1_hi = 0, nx2_lo = 0, nx2_hi = 0;
+    auto lookup_slots = [&](int it, int& lo, int& hi) {
+      const int t = item.kv_start + it * kKvTile + g * kScoreTokens + lane;
+      lo = kvm.page(args, item.page_start, t, item.kv_end);
+      if (kScoreTokens > 32) hi = kvm.page(args, item.page_start, t + 32, item.kv_end);
+    };
+    if constexpr (Kv::kMaskInvalid) {
+      if (scorer && item.num_tiles > 0) lookup_slots(0, cur_lo, cur_hi);
+      if (scorer && item.num_tiles > 1) lookup_slots(1, nx1_lo, nx1_hi);
+      if (scorer && item.num_tiles > 2) lookup_slots(2, nx2_lo, nx2_hi);
+    }
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
       MLAW_TRACE(seq, 0 + 7 * g);
@@ -454,18 +467,43 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       if (scorer) {
         fence_operands(s);
         issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
-        // Gather mode: lane l looks up the slot ids of this scorer's tokens l and l + 32 while
-        // the scores run; a ballot then gives the whole warp the tile's 64-bit validity mask
-        // (two registers a thread, not one per token it holds: the role-split build fits).
-        int slot_lo = 0, slot_hi = 0;
-        if constexpr (Kv::kMaskInvalid) {
-          const int t = item.kv_start + it * kKvTile + g * kScoreTokens + lane;
-          slot_lo = kvm.page(args, item.page_start, t, item.kv_end);
-          if (kScoreTokens > 32) slot_hi = kvm.page(args, item.page_start, t + 32, item.kv_end);
+        // Gather mode: lane l's slot ids of this scorer's tokens l and l + 32 were looked up
+        // three tiles ahead (the L2 prefetch below needs tile it + 2's, and a read of the index
+        // list can come from DRAM); a ballot then gives the whole warp the tile's 64-bit
+        // validity mask (two registers a thread, not one per token it holds).
+        const int slot_lo = cur_lo, slot_hi = cur_hi;
+        if constexpr (Kv::kMaskInvalid) {  // shift: cur = it + 1, nx1 = it + 2, nx2 = it + 3
+          cur_lo = nx1_lo, cur_hi = nx1_hi, nx1_lo = nx2_lo, nx1_hi = nx2_hi;
+          if (it + 3 < item.num_tiles) lookup_slots(it + 3, nx2_lo, nx2_hi);
         }
         wgmma_wait<0>();
         MLAW_TRACE(seq, 2 + 7 * g);
         fence_operands(s);
+        if constexpr (Kv::kMaskInvalid) {
+          // Tile it + 2's rows go to L2 now, a tile period before the producer copies them
+          // into this tile's stage (once it is released): those copies then wait for L2, not
+          // DRAM. Random rows from DRAM held the gather to ~18 bytes a clock per SM, the
+          // consumers waiting ~1000 clocks a tile for their tile (H100 trace, H=128 B=128; the
+          // prefetch: 1.06x there, 1.2x at H=64 B=128 and H=64 prefill, 0.93-0.97x at B=1;
+          // logs/sm90_s12_h100_2026-11-25). 128-byte line prefetches, warp w: lines 0-3 (w
+          // even) or 4-7 and the kpe line (w odd) of token 32 (w / 2) + lane. Not kept:
+          // cp.async.bulk.prefetch.L2 of whole rows (two per lane) held the scorer ~2000 clocks
+          // a tile. A slot is a page of one token: its rows start at slot x the page stride.
+          const int slot = warp < 2 ? nx1_lo : nx1_hi;  // tile it + 2's
+          if (it + 2 < item.num_tiles && slot >= 0 && (kScoreTokens > 32 || warp < 2)) {
+            const T* ckv_row =
+                static_cast<const T*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
+            if (warp % 2 == 0) {
+#pragma unroll
+              for (int b = 0; b < 4; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
+            } else {
+#pragma unroll
+              for (int b = 4; b < 8; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
+              prefetch_line_l2(static_cast<const T*>(args.kpe) +
+                               int64_t(slot) * args.kpe_stride_page);
+            }
+          }
+        }
         // ---- softmax of S_i (this scorer's tokens) ----
         // Raw scores: the max is taken unscaled (sm_scale > 0) and the scale is folded into the
         // exponent below (one FFMA per element); masking only where the tile crosses a limit.
@@ -473,7 +511,10 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         if constexpr (Kv::kMaskInvalid)
           valid = __ballot_sync(0xffffffffu, slot_lo >= 0) |
                   (uint64_t(__ballot_sync(0xffffffffu, slot_hi >= 0)) << 32);
-        if (Kv::kMaskInvalid || tok0 + kScoreTokens > min(limit[0], limit[1])) {
+        // (A tile whose slots are all valid, the gather mode's usual case, skips the loop: it
+        // cost the scorer ~500 clocks a tile, H100 trace, logs/sm90_s12_h100_2026-11-25.)
+        if (tok0 + kScoreTokens > min(limit[0], limit[1]) ||
+            (Kv::kMaskInvalid && valid != ~0ull)) {
 #pragma unroll
           for (int j = 0; j < kNb; ++j)
 #pragma unroll

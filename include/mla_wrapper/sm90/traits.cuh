@@ -208,6 +208,10 @@ __device__ __forceinline__ void tma_load_3d(uint32_t smem, const CUtensorMap* ma
       "l"(policy)
       : "memory");
 }
+// Prefetch of the 128-byte line at `gmem` into L2.
+__device__ __forceinline__ void prefetch_line_l2(const void* gmem) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(gmem) : "memory");
+}
 __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
