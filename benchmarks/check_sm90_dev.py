@@ -233,30 +233,35 @@ def print_trace(w, what):
               f"{int(np.percentile(d, 90)):7d}]")
 
 
+def peer_runs(h, batch, length, page, variant, ws):
+    """[(name, fn)] for one decode case (bench_decode's tensors): sm90, sm90 built as `variant`
+    (if any) and FlashInfer fa3 (if it loads), each on its own workspace (no shared plan bytes)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_decode import make_case, runner_flashinfer, runner_ours
+
+    c = make_case(h, batch, length, page, 1, "cuda", 0)
+    runs = [("sm90", runner_ours("sm90", c, ws)[0])]
+    if variant:
+        fn, _ = runner_ours("sm90", c, torch.empty_like(ws))
+        # the wrapper is captured by runner_ours' lambda
+        use_variant(next(x.cell_contents for x in fn.__closure__
+                         if isinstance(x.cell_contents, BatchMLAPagedAttentionWrapper)), variant)
+        runs.append(("sm90 variant", fn))
+    try:
+        runs.append(("fi_fa3", runner_flashinfer("fa3", c, torch.empty_like(ws))[0]))
+    except Exception as e:  # noqa: BLE001
+        print(f"fi_fa3 unavailable: {e}")
+    return runs
+
+
 def timeline(h, batch, length, page, variant, ws, replays=50):
     """Replay one decode case from a CUDA graph under torch.profiler for sm90 (default build and
     `variant`) and FlashInfer fa3; print each kernel's mean device time and the mean span from a
     replay's first kernel start to its last kernel end."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_decode import make_case, runner_flashinfer, runner_ours
     from harness import capture_graph, median_event_ms
     from torch.profiler import ProfilerActivity, profile
 
-    c = make_case(h, batch, length, page, 1, "cuda", 0)
-    runs = [("sm90", runner_ours("sm90", c, ws)[0], "")]  # a workspace each: no shared plan bytes
-    if variant:
-        fn, _ = runner_ours("sm90", c, torch.empty_like(ws))
-        runs.append(("sm90 variant", fn, variant))
-    try:
-        runs.append(("fi_fa3", runner_flashinfer("fa3", c, torch.empty_like(ws))[0], None))
-    except Exception as e:  # noqa: BLE001
-        print(f"fi_fa3 unavailable: {e}")
-    for name, fn, flags in runs:
-        if flags:
-            w = fn.__closure__  # the wrapper is captured by runner_ours' lambda
-            wrapper = next(x.cell_contents for x in w
-                           if isinstance(x.cell_contents, BatchMLAPagedAttentionWrapper))
-            use_variant(wrapper, flags)
+    for name, fn in peer_runs(h, batch, length, page, variant, ws):
         g = capture_graph(fn)
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for _ in range(replays):
@@ -303,23 +308,8 @@ def power(h, batch, length, page, variant, ws, seconds=4.0):
     import subprocess
     import time
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_decode import make_case, runner_flashinfer, runner_ours
-
-    c = make_case(h, batch, length, page, 1, "cuda", 0)
-    runs = [("sm90", runner_ours("sm90", c, ws)[0], "")]
-    if variant:
-        fn, _ = runner_ours("sm90", c, torch.empty_like(ws))
-        runs.append(("sm90 variant", fn, variant))
-    try:
-        runs.append(("fi_fa3", runner_flashinfer("fa3", c, torch.empty_like(ws))[0], None))
-    except Exception as e:  # noqa: BLE001
-        print(f"fi_fa3 unavailable: {e}")
-    for name, fn, flags in runs * 2:  # twice, in turn: the second round is the one that counts
-        if flags:
-            wrapper = next(x.cell_contents for x in fn.__closure__
-                           if isinstance(x.cell_contents, BatchMLAPagedAttentionWrapper))
-            use_variant(wrapper, flags)
+    # Each kernel twice, in turn: the second round is the one that counts.
+    for name, fn in peer_runs(h, batch, length, page, variant, ws) * 2:
         fn()
         torch.cuda.synchronize()
         smi = subprocess.Popen(
