@@ -225,7 +225,7 @@ __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int 
 
 template <typename T, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
-                                        const KvTensorMaps& maps, int w_begin, int w_end,
+                                        const KvTensorMaps& maps, int w_begin,
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty) {
   const int tid = threadIdx.x;  // 0..127
   const int chunk = tid % 8;    // 16-byte chunk of each 128-byte column block this thread copies
@@ -243,27 +243,36 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   // instructions before the first TMA issue, ~140 before the first cp.async) the kernel ran
   // 0.93-0.96x session 8's at H=128 (H100 2026-11-25, logs/sm90_s10_h100_2026-11-25); now
   // ~22 / ~25 instructions follow the wait.
-  const int box = maps.enabled ? tma_box_tokens(args.page_size) : 0;
+  // (The gather mode has no tensor maps: its producer is compiled without the TMA path.)
+  const int box = !Kv::kMaskInvalid && maps.enabled ? tma_box_tokens(args.page_size) : 0;
   const int box_pages = box > 0 ? kKvTile / box : 0;  // pages (and issuing lanes) per tile
   const bool tma_issuer = tid % 32 == 0 && tid / 32 < box_pages;
   const int issuer_pass = box > 0 ? (tid / 32) * box / (kProducerThreads / 8) : 0;
   const uint32_t issuer_bytes = box_pages > 0 ? kKvStageBytes / box_pages : 0;
   const uint32_t issuer_dst = (tid / 32) * box * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
-  for (int w = w_begin; w < w_end; ++w) {
+  // w_end is read again for every item (a volatile load, from L1): ptxas otherwise keeps it
+  // through the whole loop, and at 40 registers the gather mode's producer spilled it.
+  const volatile int* w_end_ptr = plan.cta_work_indptr + blockIdx.x + 1;
+  for (int w = w_begin; w < *w_end_ptr; ++w) {
     const WorkItem item(plan, w, args.num_heads, kvm);
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
-    // tile ahead so that their latency hides behind the wait for a free stage.
+    // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
+    // validity test, the gather mode's slot range) only as the tile starts: a test right after
+    // the loads waited for them before the arrival on `full` (H100, 2026-11-25: the gather
+    // mode's tiles reached the consumers ~1000 clocks late; logs/sm90_s13_h100_2026-11-25).
     int page[kLoadPasses];
     auto load_pages = [&](int it) {
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int t = item.kv_start + it * kKvTile + tid / 8 + (kProducerThreads / 8) * p;
-        page[p] = kvm.page(args, item.page_start, t, item.kv_end);
+        page[p] = kvm.fetch(args, item.page_start, t, item.kv_end);
       }
     };
     if (item.num_tiles > 0) load_pages(0);
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
+#pragma unroll
+      for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
       const int stage = seq % kStages;
       const int t0 = item.kv_start + it * kKvTile;
       const int tile_off = t0 % args.page_size;  // (0 when a tile is whole pages)
@@ -443,18 +452,27 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     constexpr int kNb = kScoreTokens / 8;  // n8 blocks of this thread's scores
     const bool scorer = kRole == 2 ? g < kScorers : kRole == 1;
     float s[kScoreTokens / 2];
-    // Gather mode: the scorer's slot ids (lane l: tokens l and l + 32) of the tiles it (cur),
-    // it + 1 (nx1) and it + 2 (nx2), each looked up three tiles before its own.
-    int cur_lo = 0, cur_hi = 0, nx1_lo = 0, nx1_hi = 0, nx2_lo = 0, nx2_hi = 0;
+    // Gather mode: the scorer's slot ids (lane l: tokens l and l + 32) of tiles it (cur) and
+    // it + 1 (nxt), each loaded two tiles before its own; and warpgroup 1's id of the token
+    // whose rows this lane prefetches in tile it + 2 (pf, loaded a tile earlier). Ids are checked
+    // (kvm.checked) only where used: a check right after the load put the load's latency before
+    // the score GEMM's wait (H100, 2026-11-25: ~1200 clocks a tile; logs/sm90_s13_h100_2026-11-25).
+    int cur_lo = 0, cur_hi = 0, nxt_lo = 0, nxt_hi = 0, pf = -1;
     auto lookup_slots = [&](int it, int& lo, int& hi) {
       const int t = item.kv_start + it * kKvTile + g * kScoreTokens + lane;
-      lo = kvm.page(args, item.page_start, t, item.kv_end);
-      if (kScoreTokens > 32) hi = kvm.page(args, item.page_start, t + 32, item.kv_end);
+      lo = kvm.fetch(args, item.page_start, t, item.kv_end);
+      if (kScoreTokens > 32) hi = kvm.fetch(args, item.page_start, t + 32, item.kv_end);
+    };
+    const int pf_token = 32 * (warp / 2) + lane;  // of a tile: the token whose rows lane prefetches
+    auto lookup_pf = [&](int it) {
+      pf = it < item.num_tiles
+               ? kvm.fetch(args, item.page_start, item.kv_start + it * kKvTile + pf_token, item.kv_end)
+               : -1;
     };
     if constexpr (Kv::kMaskInvalid) {
       if (scorer && item.num_tiles > 0) lookup_slots(0, cur_lo, cur_hi);
-      if (scorer && item.num_tiles > 1) lookup_slots(1, nx1_lo, nx1_hi);
-      if (scorer && item.num_tiles > 2) lookup_slots(2, nx2_lo, nx2_hi);
+      if (scorer && item.num_tiles > 1) lookup_slots(1, nxt_lo, nxt_hi);
+      if (g == 1) lookup_pf(2);
     }
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
@@ -462,35 +480,21 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       mbar_wait(&full[stage], (seq / kStages) & 1);
       MLAW_TRACE(seq, 1 + 7 * g);
       fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
-      const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
-      float mx[2] = {-INFINITY, -INFINITY};
-      if (scorer) {
-        fence_operands(s);
-        issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
-        // Gather mode: lane l's slot ids of this scorer's tokens l and l + 32 were looked up
-        // three tiles ahead (the L2 prefetch below needs tile it + 2's, and a read of the index
-        // list can come from DRAM); a ballot then gives the whole warp the tile's 64-bit
-        // validity mask (two registers a thread, not one per token it holds).
-        const int slot_lo = cur_lo, slot_hi = cur_hi;
-        if constexpr (Kv::kMaskInvalid) {  // shift: cur = it + 1, nx1 = it + 2, nx2 = it + 3
-          cur_lo = nx1_lo, cur_hi = nx1_hi, nx1_lo = nx2_lo, nx1_hi = nx2_hi;
-          if (it + 3 < item.num_tiles) lookup_slots(it + 3, nx2_lo, nx2_hi);
-        }
-        wgmma_wait<0>();
-        MLAW_TRACE(seq, 2 + 7 * g);
-        fence_operands(s);
-        if constexpr (Kv::kMaskInvalid) {
-          // Tile it + 2's rows go to L2 now, a tile period before the producer copies them
-          // into this tile's stage (once it is released): those copies then wait for L2, not
-          // DRAM. Random rows from DRAM held the gather to ~18 bytes a clock per SM, the
-          // consumers waiting ~1000 clocks a tile for their tile (H100 trace, H=128 B=128; the
-          // prefetch: 1.06x there, 1.2x at H=64 B=128 and H=64 prefill, 0.93-0.97x at B=1;
-          // logs/sm90_s12_h100_2026-11-25). 128-byte line prefetches, warp w: lines 0-3 (w
-          // even) or 4-7 and the kpe line (w odd) of token 32 (w / 2) + lane. Not kept:
-          // cp.async.bulk.prefetch.L2 of whole rows (two per lane) held the scorer ~2000 clocks
-          // a tile. A slot is a page of one token: its rows start at slot x the page stride.
-          const int slot = warp < 2 ? nx1_lo : nx1_hi;  // tile it + 2's
-          if (it + 2 < item.num_tiles && slot >= 0 && (kScoreTokens > 32 || warp < 2)) {
+      if constexpr (Kv::kMaskInvalid) {
+        if (g == 1) {
+          // Tile it + 2's rows go to L2 now, a tile period before the producer copies them into
+          // this tile's stage (once it is released): those copies then wait for L2, not DRAM.
+          // Random rows from DRAM held the gather to ~18 bytes a clock per SM, the consumers
+          // waiting ~1000 clocks a tile for their tile (H100 trace, H=128 B=128; the prefetch:
+          // 1.06x there, 1.2x at H=64 B=128 and H=64 prefill, logs/sm90_s12_h100_2026-11-25).
+          // Warpgroup 1 issues them as the tile starts: with one scorer it then only waits for
+          // the scores, while from the scorer, after its score GEMM, they held the softmax ~550
+          // clocks a tile (logs/sm90_s13_h100_2026-11-25). 128-byte line prefetches, warp w:
+          // lines 0-3 (w even) or 4-7 and the kpe line (w odd) of token pf_token. Not kept:
+          // cp.async.bulk.prefetch.L2 of whole rows (two per lane) held the warpgroup ~2000
+          // clocks a tile. A slot is a page of one token: its rows start at slot x page stride.
+          const int slot = kvm.checked(pf);
+          if (slot >= 0) {
             const T* ckv_row =
                 static_cast<const T*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
             if (warp % 2 == 0) {
@@ -503,7 +507,25 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
                                int64_t(slot) * args.kpe_stride_page);
             }
           }
+          lookup_pf(it + 3);
         }
+      }
+      const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
+      float mx[2] = {-INFINITY, -INFINITY};
+      if (scorer) {
+        fence_operands(s);
+        issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
+        // Gather mode: lane l's slot ids of this scorer's tokens l and l + 32 were looked up two
+        // tiles ahead (a read of the index list can come from DRAM); a ballot then gives the
+        // whole warp the tile's 64-bit validity mask (two registers a thread, not one per token).
+        const int slot_lo = kvm.checked(cur_lo), slot_hi = kvm.checked(cur_hi);
+        if constexpr (Kv::kMaskInvalid) {  // shift: cur = it + 1, nxt = it + 2
+          cur_lo = nxt_lo, cur_hi = nxt_hi;
+          if (it + 2 < item.num_tiles) lookup_slots(it + 2, nxt_lo, nxt_hi);
+        }
+        wgmma_wait<0>();
+        MLAW_TRACE(seq, 2 + 7 * g);
+        fence_operands(s);
         // ---- softmax of S_i (this scorer's tokens) ----
         // Raw scores: the max is taken unscaled (sm_scale > 0) and the scale is folded into the
         // exponent below (one FFMA per element); masking only where the tile crosses a limit.
@@ -691,17 +713,19 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  const int w_begin = plan.cta_work_indptr[blockIdx.x];
-  const int w_end = plan.cta_work_indptr[blockIdx.x + 1];
+  // This CTA's work items [w_begin, w_end), read by each role after its register reallocation
+  // (a value live across setmaxnreg can make ptxas spill it; the gather-mode build did).
+  const int* work_range = plan.cta_work_indptr + blockIdx.x;
   if (threadIdx.x < 128) {
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0 && maps.enabled) {
       prefetch_tensor_map(&maps.ckv);
       prefetch_tensor_map(&maps.kpe);
     }
-    produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
+    produce<T>(plan, args, kvm, maps, work_range[0], smem_addr(smem + kSmemKv), full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
+    const int w_begin = work_range[0], w_end = work_range[1];
     if (kScorers == 2)
       consume<T, 2>(plan, args, kvm, w_begin, w_end, smem, full, empty);
     else if (threadIdx.x < 256)

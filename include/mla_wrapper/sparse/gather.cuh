@@ -18,12 +18,18 @@ struct SlotGather {
   static constexpr bool kMaskInvalid = true;
   MlaSparseArgs a;
 
-  // Slot id of the token's t-th index (page_size is 1: a slot is a "page"), or -1.
+  // Slot id of the token's t-th index (page_size is 1: a slot is a "page"), or -1: the index
+  // as loaded (fetch), then -1 unless it is a slot (checked; common/kv_access.cuh says why apart).
+  __device__ __forceinline__ int fetch(const MlaRunArgs& args, int page_start, int t,
+                                       int kv_end) const {
+    return t < kv_end ? __ldg(args.kv_indices + page_start + t) : -1;
+  }
+  __device__ __forceinline__ int checked(int s) const {
+    return s >= 0 && s < a.num_slots ? s : -1;
+  }
   __device__ __forceinline__ int page(const MlaRunArgs& args, int page_start, int t,
                                       int kv_end) const {
-    if (t >= kv_end) return -1;
-    const int s = __ldg(args.kv_indices + page_start + t);
-    return s >= 0 && s < a.num_slots ? s : -1;
+    return checked(fetch(args, page_start, t, kv_end));
   }
   // A work item's kv range ends at the token's topk_length (qo_start is the token).
   __device__ __forceinline__ int clamp_kv_end(int qo_start, int kv_end) const {
