@@ -12,7 +12,8 @@
 //     - otherwise (pages tma_box_tokens leaves out, a request's last partial tile, the sparse
 //       gather mode):
 //       16-byte cp.async through the page table (8 threads per token; the next tile's page
-//       ids are loaded while it waits), zero-filling tokens past the item's range, arriving
+//       ids are loaded while it waits; the gather mode sends the tile's rows to L2 with line
+//       prefetches before that wait), zero-filling tokens past the item's range, arriving
 //       on `full` when the copies land (cp.async.mbarrier.arrive.noinc).
 //     Either way the producer does not wait for its copies, so both stages can be in flight.
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
@@ -294,6 +295,27 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           kpe_row[p] = kpe + pgp * args.kpe_stride_page + off * args.kpe_stride_token + chunk * 8;
         }
       }
+      if constexpr (Kv::kMaskInvalid) {
+        // Gather mode: this tile's rows go to L2 before the wait for a free stage (the producer's
+        // idle time), so that the copies after it find more of them there. Random rows from DRAM
+        // held the gather to ~18 bytes a clock per SM, the consumers waiting ~1000 clocks a tile
+        // for their tile (H100 trace, H=128 B=128, logs/sm90_s12_h100_2026-11-25). 128-byte line
+        // prefetches: lane `chunk` of a token's 8 takes ckv line `chunk` (the address below lies
+        // in it), lane 0 also the kpe line. Measured against the same prefetch of tile it + 2 by
+        // the scorer after its score GEMM (~550 clocks a tile on the softmax chain) and by
+        // warpgroup 1 as a tile starts (it slowed the concurrent score GEMM 1408 -> 2110
+        // clocks): all within 0.98-1.04x of each other at H=64/128 (bench), this one the
+        // shortest tile in the trace (3835 clocks against 4057 / 4386) and the least code
+        // (logs/sm90_s13_h100_2026-11-25, runs 3-4). Not kept: cp.async.bulk.prefetch.L2 of
+        // whole rows (the scorer stalled ~2000 clocks a tile).
+#pragma unroll
+        for (int p = 0; p < kLoadPasses; ++p) {
+          if (page[p] >= 0) {
+            prefetch_line_l2(ckv_row[p] + chunk * kBlockCols);
+            if (chunk == 0) prefetch_line_l2(kpe_row[p]);
+          }
+        }
+      }
       MLAW_TRACE(seq, 14);
       if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
       MLAW_TRACE(seq, 15);
@@ -453,26 +475,18 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     const bool scorer = kRole == 2 ? g < kScorers : kRole == 1;
     float s[kScoreTokens / 2];
     // Gather mode: the scorer's slot ids (lane l: tokens l and l + 32) of tiles it (cur) and
-    // it + 1 (nxt), each loaded two tiles before its own; and warpgroup 1's id of the token
-    // whose rows this lane prefetches in tile it + 2 (pf, loaded a tile earlier). Ids are checked
-    // (kvm.checked) only where used: a check right after the load put the load's latency before
-    // the score GEMM's wait (H100, 2026-11-25: ~1200 clocks a tile; logs/sm90_s13_h100_2026-11-25).
-    int cur_lo = 0, cur_hi = 0, nxt_lo = 0, nxt_hi = 0, pf = -1;
+    // it + 1 (nxt), each loaded two tiles before its own and checked (kvm.checked) only where
+    // used: a check right after the load put the load's latency before the score GEMM's wait
+    // (H100, 2026-11-25: ~1200 clocks a tile; logs/sm90_s13_h100_2026-11-25).
+    int cur_lo = 0, cur_hi = 0, nxt_lo = 0, nxt_hi = 0;
     auto lookup_slots = [&](int it, int& lo, int& hi) {
       const int t = item.kv_start + it * kKvTile + g * kScoreTokens + lane;
       lo = kvm.fetch(args, item.page_start, t, item.kv_end);
       if (kScoreTokens > 32) hi = kvm.fetch(args, item.page_start, t + 32, item.kv_end);
     };
-    const int pf_token = 32 * (warp / 2) + lane;  // of a tile: the token whose rows lane prefetches
-    auto lookup_pf = [&](int it) {
-      pf = it < item.num_tiles
-               ? kvm.fetch(args, item.page_start, item.kv_start + it * kKvTile + pf_token, item.kv_end)
-               : -1;
-    };
     if constexpr (Kv::kMaskInvalid) {
       if (scorer && item.num_tiles > 0) lookup_slots(0, cur_lo, cur_hi);
       if (scorer && item.num_tiles > 1) lookup_slots(1, nxt_lo, nxt_hi);
-      if (g == 1) lookup_pf(2);
     }
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
@@ -480,36 +494,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       mbar_wait(&full[stage], (seq / kStages) & 1);
       MLAW_TRACE(seq, 1 + 7 * g);
       fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
-      if constexpr (Kv::kMaskInvalid) {
-        if (g == 1) {
-          // Tile it + 2's rows go to L2 now, a tile period before the producer copies them into
-          // this tile's stage (once it is released): those copies then wait for L2, not DRAM.
-          // Random rows from DRAM held the gather to ~18 bytes a clock per SM, the consumers
-          // waiting ~1000 clocks a tile for their tile (H100 trace, H=128 B=128; the prefetch:
-          // 1.06x there, 1.2x at H=64 B=128 and H=64 prefill, logs/sm90_s12_h100_2026-11-25).
-          // Warpgroup 1 issues them as the tile starts: with one scorer it then only waits for
-          // the scores, while from the scorer, after its score GEMM, they held the softmax ~550
-          // clocks a tile (logs/sm90_s13_h100_2026-11-25). 128-byte line prefetches, warp w:
-          // lines 0-3 (w even) or 4-7 and the kpe line (w odd) of token pf_token. Not kept:
-          // cp.async.bulk.prefetch.L2 of whole rows (two per lane) held the warpgroup ~2000
-          // clocks a tile. A slot is a page of one token: its rows start at slot x page stride.
-          const int slot = kvm.checked(pf);
-          if (slot >= 0) {
-            const T* ckv_row =
-                static_cast<const T*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
-            if (warp % 2 == 0) {
-#pragma unroll
-              for (int b = 0; b < 4; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
-            } else {
-#pragma unroll
-              for (int b = 4; b < 8; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
-              prefetch_line_l2(static_cast<const T*>(args.kpe) +
-                               int64_t(slot) * args.kpe_stride_page);
-            }
-          }
-          lookup_pf(it + 3);
-        }
-      }
       const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
       float mx[2] = {-INFINITY, -INFINITY};
       if (scorer) {

@@ -6,8 +6,9 @@ in the kernel's code or in the rows it reads? Times, on the same device in one p
   sparse  perm   : the sparse wrapper over those same distinct rows
   sparse  sorted : bench data with each token's list sorted
   dense64        : the dense kernel at page 64 (TMA), bench_sparse's dense reference
-Optional argv[1] = extra nvcc flags for a sparse variant build (also timed on rand data), or
-"trace": the per-tile clock64 trace (-DMLAW_SM90_TRACE=1 builds) of the first three cases."""
+Optional argv[1] = ';'-separated sets of extra nvcc flags (or lib:path/{dt}.so) for sparse
+variant builds (also timed on rand data), or "trace" [extra flags of the sparse trace build]:
+the per-tile clock64 trace (-DMLAW_SM90_TRACE=1 builds) of the first three cases."""
 import math
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
 flags = sys.argv[1] if len(sys.argv) > 1 else ""
 trace = flags == "trace"
 TRACE = "-DMLAW_SM90_TRACE=1"
+TRACE_SPARSE = " ".join([TRACE] + sys.argv[2:3])
 
 
 def sparse_fn(q, kv, idx, variant=""):
@@ -76,14 +78,14 @@ for H, B in ((128, 128), (128, 32), (64, 128)):
     if trace:
         for name in ("sparse rand", "dense1 rand", "dense1 perm"):
             fn, w, spec, export = runs[name]
-            use_variant(w._impl, spec, export, "bf16", TRACE)
+            use_variant(w._impl, spec, export, "bf16", TRACE_SPARSE if "sparse" in name else TRACE)
             for _ in range(3):
                 fn()
             torch.cuda.synchronize()
             print_trace(w, f"H={H} B={B} {name}")
         continue
-    if flags:
-        runs["sparse rand VARIANT"] = sparse_fn(q, kv, idx, flags)
+    for i, v in enumerate(f for f in flags.split(";") if f.strip()):
+        runs[f"sparse rand VARIANT {i}"] = sparse_fn(q, kv, idx, v.strip())
     base = None
     for name, (fn, *_) in runs.items():
         ms = bench_ms(fn)
