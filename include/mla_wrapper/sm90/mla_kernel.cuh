@@ -12,8 +12,7 @@
 //     - otherwise (pages tma_box_tokens leaves out, a request's last partial tile, the sparse
 //       gather mode):
 //       16-byte cp.async through the page table (8 threads per token; the next tile's page
-//       ids are loaded while it waits; the gather mode sends the tile's rows to L2 with line
-//       prefetches before that wait), zero-filling tokens past the item's range, arriving
+//       ids are loaded while it waits), zero-filling tokens past the item's range, arriving
 //       on `full` when the copies land (cp.async.mbarrier.arrive.noinc).
 //     Either way the producer does not wait for its copies, so both stages can be in flight.
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
@@ -226,7 +225,7 @@ __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int 
 
 template <typename T, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
-                                        const KvTensorMaps& maps, int w_begin,
+                                        const KvTensorMaps& maps, int w_begin, int w_end,
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty) {
   const int tid = threadIdx.x;  // 0..127
   const int chunk = tid % 8;    // 16-byte chunk of each 128-byte column block this thread copies
@@ -252,10 +251,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const uint32_t issuer_bytes = box_pages > 0 ? kKvStageBytes / box_pages : 0;
   const uint32_t issuer_dst = (tid / 32) * box * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
-  // w_end is read again for every item (a volatile load, from L1): ptxas otherwise keeps it
-  // through the whole loop, and at 40 registers the gather mode's producer spilled it.
-  const volatile int* w_end_ptr = plan.cta_work_indptr + blockIdx.x + 1;
-  for (int w = w_begin; w < *w_end_ptr; ++w) {
+  for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item(plan, w, args.num_heads, kvm);
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
@@ -293,27 +289,6 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           const int64_t off = valid ? (t0 + j) % args.page_size : 0;
           ckv_row[p] = ckv + pgp * args.ckv_stride_page + off * args.ckv_stride_token + chunk * 8;
           kpe_row[p] = kpe + pgp * args.kpe_stride_page + off * args.kpe_stride_token + chunk * 8;
-        }
-      }
-      if constexpr (Kv::kMaskInvalid) {
-        // Gather mode: this tile's rows go to L2 before the wait for a free stage (the producer's
-        // idle time), so that the copies after it find more of them there. Random rows from DRAM
-        // held the gather to ~18 bytes a clock per SM, the consumers waiting ~1000 clocks a tile
-        // for their tile (H100 trace, H=128 B=128, logs/sm90_s12_h100_2026-11-25). 128-byte line
-        // prefetches: lane `chunk` of a token's 8 takes ckv line `chunk` (the address below lies
-        // in it), lane 0 also the kpe line. Measured against the same prefetch of tile it + 2 by
-        // the scorer after its score GEMM (~550 clocks a tile on the softmax chain) and by
-        // warpgroup 1 as a tile starts (it slowed the concurrent score GEMM 1408 -> 2110
-        // clocks): all within 0.98-1.04x of each other at H=64/128 (bench), this one the
-        // shortest tile in the trace (3835 clocks against 4057 / 4386) and the least code
-        // (logs/sm90_s13_h100_2026-11-25, runs 3-4). Not kept: cp.async.bulk.prefetch.L2 of
-        // whole rows (the scorer stalled ~2000 clocks a tile).
-#pragma unroll
-        for (int p = 0; p < kLoadPasses; ++p) {
-          if (page[p] >= 0) {
-            prefetch_line_l2(ckv_row[p] + chunk * kBlockCols);
-            if (chunk == 0) prefetch_line_l2(kpe_row[p]);
-          }
         }
       }
       MLAW_TRACE(seq, 14);
@@ -474,11 +449,12 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     constexpr int kNb = kScoreTokens / 8;  // n8 blocks of this thread's scores
     const bool scorer = kRole == 2 ? g < kScorers : kRole == 1;
     float s[kScoreTokens / 2];
-    // Gather mode: the scorer's slot ids (lane l: tokens l and l + 32) of tiles it (cur) and
-    // it + 1 (nxt), each loaded two tiles before its own and checked (kvm.checked) only where
-    // used: a check right after the load put the load's latency before the score GEMM's wait
-    // (H100, 2026-11-25: ~1200 clocks a tile; logs/sm90_s13_h100_2026-11-25).
-    int cur_lo = 0, cur_hi = 0, nxt_lo = 0, nxt_hi = 0;
+    // Gather mode: the scorer's slot ids (lane l: tokens l and l + 32) of the tiles it (cur),
+    // it + 1 (nx1) and it + 2 (nx2), each looked up three tiles before its own and checked
+    // (kvm.checked) only where used: a check right after the load put the load's latency
+    // before the score GEMM's wait (H100, 2026-11-25: ~1200 clocks a tile;
+    // logs/sm90_s13_h100_2026-11-25).
+    int cur_lo = 0, cur_hi = 0, nx1_lo = 0, nx1_hi = 0, nx2_lo = 0, nx2_hi = 0;
     auto lookup_slots = [&](int it, int& lo, int& hi) {
       const int t = item.kv_start + it * kKvTile + g * kScoreTokens + lane;
       lo = kvm.fetch(args, item.page_start, t, item.kv_end);
@@ -486,7 +462,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     };
     if constexpr (Kv::kMaskInvalid) {
       if (scorer && item.num_tiles > 0) lookup_slots(0, cur_lo, cur_hi);
-      if (scorer && item.num_tiles > 1) lookup_slots(1, nxt_lo, nxt_hi);
+      if (scorer && item.num_tiles > 1) lookup_slots(1, nx1_lo, nx1_hi);
+      if (scorer && item.num_tiles > 2) lookup_slots(2, nx2_lo, nx2_hi);
     }
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
       const int stage = seq % kStages;
@@ -499,17 +476,46 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       if (scorer) {
         fence_operands(s);
         issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
-        // Gather mode: lane l's slot ids of this scorer's tokens l and l + 32 were looked up two
-        // tiles ahead (a read of the index list can come from DRAM); a ballot then gives the
-        // whole warp the tile's 64-bit validity mask (two registers a thread, not one per token).
+        // Gather mode: lane l's slot ids of this scorer's tokens l and l + 32 were looked up
+        // three tiles ahead (the L2 prefetch below needs tile it + 2's, and a read of the index
+        // list can come from DRAM); a ballot then gives the whole warp the tile's 64-bit
+        // validity mask (two registers a thread, not one per token it holds).
         const int slot_lo = kvm.checked(cur_lo), slot_hi = kvm.checked(cur_hi);
-        if constexpr (Kv::kMaskInvalid) {  // shift: cur = it + 1, nxt = it + 2
-          cur_lo = nxt_lo, cur_hi = nxt_hi;
-          if (it + 2 < item.num_tiles) lookup_slots(it + 2, nxt_lo, nxt_hi);
+        if constexpr (Kv::kMaskInvalid) {  // shift: cur = it + 1, nx1 = it + 2, nx2 = it + 3
+          cur_lo = nx1_lo, cur_hi = nx1_hi, nx1_lo = nx2_lo, nx1_hi = nx2_hi;
+          if (it + 3 < item.num_tiles) lookup_slots(it + 3, nx2_lo, nx2_hi);
         }
         wgmma_wait<0>();
         MLAW_TRACE(seq, 2 + 7 * g);
         fence_operands(s);
+        if constexpr (Kv::kMaskInvalid) {
+          // Tile it + 2's rows go to L2 now, a tile period before the producer copies them
+          // into this tile's stage (once it is released): those copies then wait for L2, not
+          // DRAM. Random rows from DRAM held the gather to ~18 bytes a clock per SM, the
+          // consumers waiting ~1000 clocks a tile for their tile (H100 trace, H=128 B=128; the
+          // prefetch: 1.06x there, 1.2x at H=64 B=128 and H=64 prefill, 0.93-0.97x at B=1;
+          // logs/sm90_s12_h100_2026-11-25). 128-byte line prefetches, warp w: lines 0-3 (w
+          // even) or 4-7 and the kpe line (w odd) of token 32 (w / 2) + lane. Not kept:
+          // cp.async.bulk.prefetch.L2 of whole rows (two per lane) held the scorer ~2000 clocks
+          // a tile; the same line prefetches issued by warpgroup 1 as the tile starts (the
+          // concurrent score GEMM grew 1408 -> 2110 clocks) or by the producer before its wait
+          // for a free stage: 0.95-1.0x this placement (H100, logs/sm90_s13_h100_2026-11-25).
+          // A slot is a page of one token: its rows start at slot x the page stride.
+          const int slot = kvm.checked(warp < 2 ? nx1_lo : nx1_hi);  // tile it + 2's
+          if (it + 2 < item.num_tiles && slot >= 0 && (kScoreTokens > 32 || warp < 2)) {
+            const T* ckv_row =
+                static_cast<const T*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
+            if (warp % 2 == 0) {
+#pragma unroll
+              for (int b = 0; b < 4; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
+            } else {
+#pragma unroll
+              for (int b = 4; b < 8; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
+              prefetch_line_l2(static_cast<const T*>(args.kpe) +
+                               int64_t(slot) * args.kpe_stride_page);
+            }
+          }
+        }
         // ---- softmax of S_i (this scorer's tokens) ----
         // Raw scores: the max is taken unscaled (sm_scale > 0) and the scale is folded into the
         // exponent below (one FFMA per element); masking only where the tile crosses a limit.
@@ -697,19 +703,17 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  // This CTA's work items [w_begin, w_end), read by each role after its register reallocation
-  // (a value live across setmaxnreg can make ptxas spill it; the gather-mode build did).
-  const int* work_range = plan.cta_work_indptr + blockIdx.x;
+  const int w_begin = plan.cta_work_indptr[blockIdx.x];
+  const int w_end = plan.cta_work_indptr[blockIdx.x + 1];
   if (threadIdx.x < 128) {
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0 && maps.enabled) {
       prefetch_tensor_map(&maps.ckv);
       prefetch_tensor_map(&maps.kpe);
     }
-    produce<T>(plan, args, kvm, maps, work_range[0], smem_addr(smem + kSmemKv), full, empty);
+    produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
-    const int w_begin = work_range[0], w_end = work_range[1];
     if (kScorers == 2)
       consume<T, 2>(plan, args, kvm, w_begin, w_end, smem, full, empty);
     else if (threadIdx.x < 256)
