@@ -243,8 +243,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   // instructions before the first TMA issue, ~140 before the first cp.async) the kernel ran
   // 0.93-0.96x session 8's at H=128 (H100 2026-11-25, logs/sm90_s10_h100_2026-11-25); now
   // ~22 / ~25 instructions follow the wait.
-  // (The gather mode has no tensor maps: its producer is compiled without the TMA path.)
-  const int box = !Kv::kMaskInvalid && maps.enabled ? tma_box_tokens(args.page_size) : 0;
+  const int box = maps.enabled ? tma_box_tokens(args.page_size) : 0;
   const int box_pages = box > 0 ? kKvTile / box : 0;  // pages (and issuing lanes) per tile
   const bool tma_issuer = tid % 32 == 0 && tid / 32 < box_pages;
   const int issuer_pass = box > 0 ? (tid / 32) * box / (kProducerThreads / 8) : 0;
