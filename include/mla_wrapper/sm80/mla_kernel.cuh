@@ -80,7 +80,9 @@ struct SmemLayout {
   }
 };
 
-// Page ids of the tokens this thread copies for the tile starting at t0.
+// Page ids of the tokens this thread copies for the tile starting at t0, as loaded (kvm.fetch;
+// load_kv_tile applies kvm.checked: a check here would wait for the loads before the cp.async
+// group's commit, common/kv_access.cuh).
 template <typename Cfg, typename Kv>
 __device__ __forceinline__ void tile_pages(const Kv& kvm, const MlaRunArgs& args, int page_start,
                                            int t0, int kv_end, int tid,
@@ -88,23 +90,25 @@ __device__ __forceinline__ void tile_pages(const Kv& kvm, const MlaRunArgs& args
 #pragma unroll
   for (int p = 0; p < Cfg::kLoadPasses; ++p) {
     const int j = tid / 8 + 32 * p;
-    page[p] = j < Cfg::kKvTile ? kvm.page(args, page_start, t0 + j, kv_end) : -1;
+    page[p] = j < Cfg::kKvTile ? kvm.fetch(args, page_start, t0 + j, kv_end) : -1;
   }
 }
 
 // Each thread copies tokens tid / 8 + 32 p x 9 chunks (tid % 8 + 8 k) of a KV tile: 8
 // consecutive threads read 128 contiguous bytes of one token. (16-token tiles: threads
 // 128..255 copy nothing.)
-template <typename T, typename Cfg>
-__device__ __forceinline__ void load_kv_tile(const MlaRunArgs& args, char* stage, int t0,
-                                             const int (&page)[Cfg::kLoadPasses], int tid) {
+template <typename T, typename Cfg, typename Kv>
+__device__ __forceinline__ void load_kv_tile(const Kv& kvm, const MlaRunArgs& args, char* stage,
+                                             int t0, const int (&page)[Cfg::kLoadPasses],
+                                             int tid) {
 #pragma unroll
   for (int p = 0; p < Cfg::kLoadPasses; ++p) {
     const int j = tid / 8 + 32 * p;
     if (Cfg::kKvTile < 32 && j >= Cfg::kKvTile) continue;
-    const bool valid = page[p] >= 0;
+    const int id = kvm.checked(page[p]);
+    const bool valid = id >= 0;
     const int t = t0 + j;
-    const int64_t pg = valid ? page[p] : 0;
+    const int64_t pg = valid ? id : 0;
     const int64_t off = valid ? (t % args.page_size) : 0;
     const T* ckv_row = static_cast<const T*>(args.ckv) + pg * args.ckv_stride_page +
                        off * args.ckv_stride_token;
@@ -255,7 +259,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int s = 0; s < (kStages > 1 ? kStages - 1 : 1); ++s) {
       if (issued < num_tiles) {
-        load_kv_tile<T, Cfg>(args, sm.kv + s * Cfg::kKvStageBytes, kv_start + issued * kKvTile,
+        load_kv_tile<T, Cfg>(kvm, args, sm.kv + s * Cfg::kKvStageBytes, kv_start + issued * kKvTile,
                              page_next, tid);
         ++issued;
         tile_pages<Cfg>(kvm, args, page_start, kv_start + issued * kKvTile, kv_end, tid, page_next);
@@ -292,7 +296,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (kStages > 1) {
         auto refill = [&]() {  // the stage that tile it-1 used gets tile it + kStages - 1
           if (issued < num_tiles) {
-            load_kv_tile<T, Cfg>(args, sm.kv + (issued % kStages) * Cfg::kKvStageBytes,
+            load_kv_tile<T, Cfg>(kvm, args, sm.kv + (issued % kStages) * Cfg::kKvStageBytes,
                                  kv_start + issued * kKvTile, page_next, tid);
             ++issued;
             tile_pages<Cfg>(kvm, args, page_start, kv_start + issued * kKvTile, kv_end, tid,
@@ -329,13 +333,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       int rescale = 0;
       if (score_warp) {
         const int tok_base = t0 + kTokW * half + 2 * (lane % 4);
-        bool skip[kNi][2] = {};  // gather mode: tokens whose slot id is invalid (loaded before
-        if constexpr (Kv::kMaskInvalid) {  // the MMAs, so their latency hides behind them)
+        // Gather mode: the slot ids of this thread's tokens, loaded before the MMAs so that their
+        // latency hides behind them, and checked (kvm.checked) only at the masking after them.
+        int slot[kNi][2] = {};
+        if constexpr (Kv::kMaskInvalid) {
 #pragma unroll
           for (int ni = 0; ni < kNi; ++ni)
 #pragma unroll
             for (int e = 0; e < 2; ++e)
-              skip[ni][e] = kvm.page(args, page_start, tok_base + 8 * ni + e, kv_end) < 0;
+              slot[ni][e] = kvm.fetch(args, page_start, tok_base + 8 * ni + e, kv_end);
         }
         if (score_active) {
           const int a_row = 16 * g + lane % 16;
@@ -360,7 +366,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int e = 0; e < 2; ++e) {
               float v = s[ni][2 * r + e] * scale_log2;
               if (need_mask && tok_base + 8 * ni + e >= limit[r]) v = -INFINITY;
-              if (Kv::kMaskInvalid && skip[ni][e]) v = -INFINITY;
+              if (Kv::kMaskInvalid && kvm.checked(slot[ni][e]) < 0) v = -INFINITY;
               s[ni][2 * r + e] = v;
               mx[r] = fmaxf(mx[r], v);
             }
@@ -429,7 +435,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (kStages == 1) {  // one stage: load the next tile once everyone is done
         if (it + 1 < num_tiles) {
           __syncthreads();
-          load_kv_tile<T, Cfg>(args, sm.kv, kv_start + issued * kKvTile, page_next, tid);
+          load_kv_tile<T, Cfg>(kvm, args, sm.kv, kv_start + issued * kKvTile, page_next, tid);
           ++issued;
           tile_pages<Cfg>(kvm, args, page_start, kv_start + issued * kKvTile, kv_end, tid, page_next);
           cute::cp_async_fence();

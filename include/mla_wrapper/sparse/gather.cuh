@@ -1,4 +1,4 @@
-// Gather mode of the sm80 MLA attention kernel (sm80/mla_kernel.cuh, template parameter Kv):
+// Gather mode of the planned MLA attention kernels (sm80, sm90; their template parameter Kv):
 // each query token reads its own list of cache slot ids instead of a page table. The kernel's
 // 16-byte cp.async loads of a token's 576 values (ckv and kpe rows with their own strides) are
 // unchanged; a slot id < 0, >= num_slots or past the token's topk_length is skipped: its row is
@@ -26,10 +26,6 @@ struct SlotGather {
   }
   __device__ __forceinline__ int checked(int s) const {
     return s >= 0 && s < a.num_slots ? s : -1;
-  }
-  __device__ __forceinline__ int page(const MlaRunArgs& args, int page_start, int t,
-                                      int kv_end) const {
-    return checked(fetch(args, page_start, t, kv_end));
   }
   // A work item's kv range ends at the token's topk_length (qo_start is the token).
   __device__ __forceinline__ int clamp_kv_end(int qo_start, int kv_end) const {
