@@ -48,14 +48,19 @@ FULL_GRID = [
 QUICK_GRID = [FULL_GRID[i] for i in (0, 1, 4, 8, 9, 12, 13, 16, 24, 26)]
 
 
+def case_lens(B, L, qo_len, g):
+    """KV lengths of a case: L each, or for L < 0 ragged, uniform in [qo_len, 2 |L|) drawn from
+    generator g (mean ~|L|)."""
+    if L < 0:
+        return torch.randint(qo_len, 2 * -L, (B,), generator=g, dtype=torch.int32)
+    return torch.full((B,), L, dtype=torch.int32)
+
+
 def make_case(H, B, L, page_size, qo_len, device, seed):
     """Random inputs; pages in a random permutation of the cache. L < 0: ragged lengths with
     mean |L|. Returns a dict of tensors and host index arrays."""
     g = torch.Generator(device="cpu").manual_seed(seed)
-    if L < 0:
-        lens = torch.randint(qo_len, 2 * -L, (B,), generator=g, dtype=torch.int32)
-    else:
-        lens = torch.full((B,), L, dtype=torch.int32)
+    lens = case_lens(B, L, qo_len, g)
     pages_per = (lens + page_size - 1) // page_size
     kv_indptr = torch.zeros(B + 1, dtype=torch.int32)
     kv_indptr[1:] = torch.cumsum(pages_per, 0)

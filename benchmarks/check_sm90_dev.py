@@ -364,6 +364,7 @@ def ab_timing(backend, variant, ws, page=64, cases="grid"):
     """Median times (L2 flushed) of the default and the variant build on the same tensors, each
     the mean of two measurements taken in the order default, variant, variant, default."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_decode import case_lens
     from harness import bench_graph_us, bench_ms
 
     from mla_wrapper.backends import sm90
@@ -380,11 +381,7 @@ def ab_timing(backend, variant, ws, page=64, cases="grid"):
         other_planner = KernelModule(planner.planner_spec(), Path(variant[len("planner:"):]))
     for h, batch, length, *qo in AB_CASES[cases]:  # (H, B, L[, qo_len: causal])
         qo = qo[0] if qo else 1
-        if length < 0:
-            g = torch.Generator(device="cpu").manual_seed(0)
-            lens = torch.randint(qo, -2 * length, (batch,), generator=g, dtype=torch.int32).tolist()
-        else:
-            lens = [length] * batch
+        lens = case_lens(batch, length, qo, torch.Generator(device="cpu").manual_seed(0)).tolist()
         b = make_batch(lens, qo, h, page, torch.bfloat16)
         fns = []
         for flags in ("", variant):

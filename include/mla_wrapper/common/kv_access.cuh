@@ -15,8 +15,9 @@ __device__ __forceinline__ int page_of(const MlaRunArgs& args, int page_start, i
 
 // PagedKv, the default: token t of a request is in page kv_indices[page_start + t / page_size].
 // The gather mode (include/mla_wrapper/sparse/gather.cuh, SlotGather) supplies the same hooks:
-// its own lookup (an id that checks < 0: the token is skipped), kMaskInvalid = true (scores of skipped
-// tokens are masked), a per-token clamp of kv_end, and the store of each row's max logit.
+// its own lookup (an id that checks < 0: the token is skipped), kMaskInvalid = true (scores
+// of skipped tokens are masked), a per-token clamp of kv_end, and the store of each row's max
+// logit.
 // A lookup comes in two halves, fetch (the load) and checked (the id the kernel may use, or
 // -1): the kernels load ids ahead of their use and apply checked only at the use, so that no
 // instruction waits for the load before then (a check right after the load held the sm90

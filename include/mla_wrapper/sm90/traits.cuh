@@ -143,26 +143,6 @@ __device__ __forceinline__ uint64_t evict_first_policy() {
   return policy;
 }
 
-// L2 policy of the sparse gather mode's loads (development knob MLAW_SM90_GATHER_L2: 0 evict
-// first, like the dense stream; 1 evict normal; 2 evict last): top-k lists of nearby query
-// tokens share many positions, which a dense stream's read-once hint throws out of L2.
-#ifndef MLAW_SM90_GATHER_L2
-#define MLAW_SM90_GATHER_L2 0
-#endif
-__device__ __forceinline__ uint64_t gather_policy() {
-#if MLAW_SM90_GATHER_L2 == 2
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-#elif MLAW_SM90_GATHER_L2 == 1
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-#else
-  return evict_first_policy();
-#endif
-}
-
 // 16-byte cp.async through L2 with a cache policy; pred = false writes zeros.
 __device__ __forceinline__ void cp_async_16(uint32_t smem, const void* gmem, bool pred,
                                             uint64_t policy) {
