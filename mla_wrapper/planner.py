@@ -113,6 +113,9 @@ class CostModel:
                                # kv_tile (0: off); the sm90 family uses 4 (decode_tuning.jsonl, tags mc*)
     merge_launch: int = 64     # a plan with cuts must beat the no-cut plan by more than this
     allow_split: bool = True   # False: never cut a tile (no partials, no merge work)
+    pair_merge: bool = False   # True: a tile cut in two pieces that are the only items of CTAs
+                               # 2k and 2k + 1 is merged on chip by that cluster of two CTAs
+                               # (the sm90 kernel; plan.h kSlotPairLow / kSlotPairHigh)
 
     def __post_init__(self):
         for name in ("fixed", "fixed_per_row", "split_per_row", "min_chunk", "min_chunk_sqrt",
@@ -133,7 +136,7 @@ class PlannerConfigStruct(ctypes.Structure):
         "kv_tile", "max_batch", "max_row_tiles", "max_work_items", "max_merge_items",
         "max_partial_slots", "off_counts", "off_cta_work_indptr", "off_request_info",
         "off_merge_info", "off_work_info", "int_workspace_elems", "allow_split", "min_chunk",
-        "min_chunk_sqrt")] + \
+        "min_chunk_sqrt", "pair_merge")] + \
         [(n, ctypes.c_int64) for n in (
             "fixed_cost", "fixed_cost_per_row", "split_cost_per_row", "merge_launch_cost")] + \
         [("ws", ctypes.c_void_p), ("stats", ctypes.c_void_p)]
@@ -307,7 +310,8 @@ class Planner:
             layout.max_work_items, layout.max_merge_items, layout.max_partial_slots,
             layout.counts_offset, layout.cta_work_indptr_offset, layout.request_info_offset,
             layout.merge_info_offset, layout.work_info_offset, layout.int_workspace_elems,
-            int(cost.allow_split), min_chunk, cost.min_chunk_sqrt, cost.fixed, cost.fixed_per_row,
+            int(cost.allow_split), min_chunk, cost.min_chunk_sqrt, int(cost.pair_merge), cost.fixed,
+            cost.fixed_per_row,
             cost.split_per_row, cost.merge_launch)
         self.min_chunk = min_chunk
         self._stats = (ctypes.c_int64 * _NUM_STATS)()

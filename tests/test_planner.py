@@ -74,7 +74,10 @@ def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cos
     assert nw <= layout.max_work_items and nm <= layout.max_merge_items
     assert res.num_partial_slots <= layout.max_partial_slots
     assert np.all(buf[layout.work_info_offset + nw * 5:] == SENTINEL)
-    assert np.all(buf[layout.merge_info_offset + nm * 4: layout.work_info_offset] == SENTINEL)
+    # (a pair-merged tile's merge item was written, then dropped: the list shrank by one)
+    n_pairs = int(np.sum(d.work_info[:, 4] == -2))
+    assert np.all(buf[layout.merge_info_offset + (nm + n_pairs) * 4: layout.work_info_offset]
+                  == SENTINEL)
     assert np.all(buf[layout.request_info_offset + B * 4: layout.merge_info_offset] == SENTINEL)
     assert np.all(buf[layout.cta_work_indptr_offset + C + 1: layout.request_info_offset] == SENTINEL)
 
@@ -111,26 +114,46 @@ def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cos
     assert np.all(cuts % K == 0), "cuts at multiples of kv_tile"
     # direct write iff the tile is not split
     assert np.all(ws[~split_tile, 4] == -1)
-    assert np.all(ws[split_tile, 4] >= 0)
+    # cluster pairs (cost.pair_merge): a tile cut in exactly two pieces, each the only item of
+    # CTAs 2k and 2k + 1 (kv order), merged on chip: slots -2 / -3 and no merge item
+    cta_of = np.repeat(np.arange(C), np.diff(ind))
+    n_items = np.diff(ind)
+    paired_keys = set()
+    for i in np.flatnonzero(w[:, 4] <= -2):
+        assert cost.pair_merge, "pair slots only in plans made with pair_merge"
+        if w[i, 4] == -3:
+            assert i > 0 and w[i - 1, 4] == -2
+            continue
+        assert w[i, 4] == -2 and i + 1 < nw and w[i + 1, 4] == -3
+        c = cta_of[i]
+        assert c % 2 == 0 and cta_of[i + 1] == c + 1 and n_items[c] == n_items[c + 1] == 1
+        assert (w[i, 0], w[i, 1]) == (w[i + 1, 0], w[i + 1, 1]) and w[i, 3] == w[i + 1, 2]
+        k = int(w[i, 0] * (1 << 32) + w[i, 1])
+        assert counts[np.searchsorted(uniq, k)] == 2, "a pair is the whole tile"
+        paired_keys.add(k)
+    paired = np.isin(key, list(paired_keys))
+    assert np.all(ws[split_tile & ~paired, 4] >= 0)
+    merged_tiles = (counts > 1) & ~np.isin(uniq, list(paired_keys))
 
-    # merge list: one per split tile, slots consecutive in kv order, disjoint, in capacity
+    # merge list: one per split tile (not paired), slots consecutive in kv order, disjoint
     m = d.merge_info.astype(np.int64)
-    assert nm == int(np.sum(counts > 1))
+    assert nm == int(np.sum(merged_tiles))
     if nm:
         mkey = m[:, 0] * (1 << 32) + m[:, 1]
         assert len(np.unique(mkey)) == nm
-        assert np.array_equal(np.sort(mkey), uniq[counts > 1])
+        assert np.array_equal(np.sort(mkey), uniq[merged_tiles])
         pos = {int(k): i for i, k in enumerate(uniq)}
         for (mr, mt, first_slot, n), mk in zip(m, mkey):
             i = pos[int(mk)]
             assert counts[i] == n
             slots = ws[first[i]: first[i] + n, 4]
             assert np.array_equal(slots, np.arange(first_slot, first_slot + n))
-        all_slots = ws[split_tile, 4]
-        assert len(np.unique(all_slots)) == len(all_slots) == res.num_partial_slots
+        all_slots = ws[split_tile & ~paired, 4]
+        assert len(np.unique(all_slots)) == len(all_slots)
+        assert len(all_slots) + 2 * len(paired_keys) == res.num_partial_slots
         assert all_slots.max() < layout.max_partial_slots
     else:
-        assert res.num_partial_slots == 0
+        assert res.num_partial_slots == 2 * len(paired_keys)
 
     # per-CTA cost from the cost model, recomputed
     tile_idx = np.searchsorted(uniq, w[:, 0] * (1 << 32) + w[:, 1])
@@ -381,6 +404,35 @@ def test_min_chunk_sqrt_validated():
     with pytest.raises(ValueError, match="min_chunk_sqrt: must be < 16384"):
         run_and_check(qo_indptr, kv_indptr, kv_len, 16, False,
                       cost=CostModel(min_chunk_sqrt=1 << 14))
+
+
+@pytest.mark.parametrize("H,B,L,qo", [(16, 64, 1024, 1), (16, 64, 4096, 1), (64, 64, 4096, 1),
+                                      (16, 64, 4096, 2), (16, 66, 2000, 1), (32, 60, 3000, 1)])
+def test_pair_merge_pairs_two_piece_tiles(H, B, L, qo):
+    """pair_merge: a batch of about num_ctas / 2 equal requests is cut in two pieces per tile on
+    CTAs 2k, 2k + 1; those tiles get pair slots and no merge item (check_plan checks the rest),
+    and the plan is otherwise the one made without pair_merge."""
+    qo_indptr, kv_indptr, kv_len = make_batch([L] * B, qo)
+    base = CostModel(min_chunk_sqrt=4)
+    d0, r0, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, qo > 1, cost=base)
+    pair = CostModel(min_chunk_sqrt=4, pair_merge=True)
+    d1, r1, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, qo > 1, cost=pair)
+    pairs = int(np.sum(d1.work_info[:, 4] == -2))
+    assert pairs > 0 and r1.num_merge_items == r0.num_merge_items - pairs
+    assert np.array_equal(d1.cta_work_indptr, d0.cta_work_indptr)
+    assert np.array_equal(d1.work_info[:, :4], d0.work_info[:, :4])
+    assert r1.max_cta_cost == r0.max_cta_cost
+
+
+def test_pair_merge_leaves_other_plans_alone():
+    """No pair where a CTA runs several items, a tile has more than two pieces, the grid is odd
+    or nothing is cut."""
+    pair = CostModel(min_chunk_sqrt=4, pair_merge=True)
+    for lens, H, C in (([4096] * 16, 16, 132), ([1024], 128, 132), ([16384] * 128, 16, 132),
+                       ([1024] * 64, 16, 131), ([4096] * 64, 128, 132)):
+        qo_indptr, kv_indptr, kv_len = make_batch(lens)
+        d, _, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, False, num_ctas=C, cost=pair)
+        assert not np.any(d.work_info[:, 4] <= -2), (len(lens), H, C)
 
 
 def test_sm90_family_uses_length_dependent_pieces():

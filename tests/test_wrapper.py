@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import planned_backends
 from mla_wrapper import backends
 from mla_wrapper.reference import mla_attention, rel_error
 
@@ -106,17 +107,109 @@ def test_grid(workspace, poison, dtype, page_size, heads, qo_len, planned_backen
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
-@pytest.mark.parametrize("heads,lens", [(128, [5000] * 40), (16, [1024] * 64), (64, "ragged")])
+@pytest.mark.parametrize("heads,lens", [(128, [5000] * 40), (16, [1024] * 48), (64, "ragged")])
 def test_many_merge_items(workspace, poison, dtype, heads, lens, planned_backend):
     """Batches cut into more merge items than num_ctas / 5, every tile in a few pieces: the
     combine's configuration for such plans (16-bit partials of sm90: half rows merged two
-    slots at a time; sm80 keeps its float32 kernel)."""
+    slots at a time; sm80 keeps its float32 kernel). (64 requests of 1024 tokens at H=16 would
+    be cluster pairs on sm90: test_cluster_pair_merges.)"""
     if lens == "ragged":
         lens = [int(x) for x in np.random.default_rng(5).integers(1, 8192, 64)]
     b = make_batch(lens, 1, heads, 64, DTYPES[dtype], seed=heads + len(lens))
     w = new_wrapper(workspace, backend=planned_backend)
     plan_run_check(w, b, False, poison)
     assert w._impl.last_plan.num_merge_items * 5 > w._impl.plan_struct.num_ctas  # the path ran
+
+
+def _pair_items(w, b, causal):
+    """Work items of w's (sm90) plan for batch b that are cluster pairs (plan.h slot -2)."""
+    from mla_wrapper import planner
+    from mla_wrapper.backends import sm90
+
+    impl = w._impl
+    d, _, _ = planner.plan_arrays(b["qo_indptr"].numpy(), b["kv_indptr"].numpy(),
+                                  b["kv_len"].numpy(), b["heads"], b["page_size"], causal,
+                                  impl.layout, sm90.planner_cost())
+    return int(np.sum(d.work_info[:, 4] == -2))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("heads,qo_len,page_size,length", [
+    (16, 1, 64, 1024), (64, 1, 1, 1000), (32, 2, 16, 1000), (16, 4, 32, 1536), (128, 1, 64, 999)])
+def test_cluster_pair_merges(workspace, poison, dtype, heads, qo_len, page_size, length):
+    """sm90: a tile cut in two pieces on CTAs 2k, 2k + 1 is merged on chip by that cluster
+    (no merge item: with every tile paired the combine kernel is not launched). num_ctas / 2
+    equal requests make such plans (one row tile each); at H=128 the lockstep groups put a
+    request's two tiles on the pair instead (no pair: the combine path, same check)."""
+    if "sm90" not in planned_backends():
+        pytest.skip("needs a Hopper GPU (the sm90 family)")
+    w = new_wrapper(workspace, backend="sm90")
+    causal = qo_len > 1
+    B = w._impl.num_ctas // 2
+    b = make_batch([length] * B, qo_len, heads, page_size, DTYPES[dtype], seed=heads + length)
+    plan_run_check(w, b, causal, poison)
+    pairs = _pair_items(w, b, causal)
+    if heads * qo_len <= 64:
+        assert pairs == B and w._impl.last_plan.num_merge_items == 0
+    else:
+        assert pairs == 0
+
+
+@pytest.mark.gpu
+def test_cluster_pair_plans_in_cuda_graph(workspace):
+    """A graph captured with a pair plan replays plans with and without pairs (the launch is
+    the same: clusters of two whenever num_ctas is even)."""
+    if "sm90" not in planned_backends():
+        pytest.skip("needs a Hopper GPU (the sm90 family)")
+    heads, page_size, dev = 16, 64, "cuda"
+    probe = new_wrapper(workspace, backend="sm90")
+    cap = probe._impl.num_ctas // 2
+    bufs = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
+                kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
+                kv_indices=torch.zeros(cap * 64, dtype=torch.int32, device=dev),
+                kv_len_arr=torch.zeros(cap, dtype=torch.int32, device=dev))
+    w = new_wrapper(workspace, use_cuda_graph=True, backend="sm90", **bufs)
+    rng = np.random.default_rng(3)
+    batches = [[1024] * cap, [int(x) for x in rng.integers(1, 4000, cap)], [2048] * cap]
+    made = [make_batch(lens, 1, heads, page_size, torch.bfloat16, seed=30 + i)
+            for i, lens in enumerate(batches)]
+    pages = max(b["ckv"].shape[0] for b in made)
+    q_nope = torch.empty(cap, heads, 512, dtype=torch.bfloat16, device=dev)
+    q_pe = torch.empty(cap, heads, 64, dtype=torch.bfloat16, device=dev)
+    out = torch.empty(cap, heads, 512, dtype=torch.bfloat16, device=dev)
+    lse = torch.empty(cap, heads, dtype=torch.float32, device=dev)
+    cache = torch.empty(pages, page_size, 576, dtype=torch.bfloat16, device=dev)
+    ckv, kpe = cache[..., :512], cache[..., 512:]
+
+    def load(b):
+        q_nope.copy_(b["q_nope"])
+        q_pe.copy_(b["q_pe"])
+        n = b["ckv"].shape[0]
+        ckv[:n].copy_(b["ckv"])
+        kpe[:n].copy_(b["kpe"])
+
+    plan(w, made[0], False)
+    load(made[0])
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        w.run(q_nope, q_pe, ckv, kpe, out=out, lse=lse)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        w.run(q_nope, q_pe, ckv, kpe, out=out, lse=lse)
+    seen = []
+    for b in made[1:] + made[:1]:
+        plan(w, b, False)
+        seen.append(_pair_items(w, b, False))
+        load(b)
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        check(dict(b, ckv=ckv, kpe=kpe), out, lse, False)
+    assert seen[0] < cap and seen[1] == cap and seen[2] == cap  # mixed, all pairs, all pairs
 
 
 @pytest.mark.gpu

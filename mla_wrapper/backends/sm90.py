@@ -49,10 +49,12 @@ def planner_cost():
     least 4 x sqrt(longest kv_len) tokens (128 at L=1024, 256 at L=4096). B=1 replayed from a
     CUDA graph on an H200 (2026-11-23, benchmarks/results/decode_tuning.jsonl, tags mc128 /
     mc256 / mc512): 128-token pieces are best at L=1024 (15 / 19 us at H=16 / 128), 256 at
-    L=4096 (22 / 27 us against 25 / 30 with 128)."""
+    L=4096 (22 / 27 us against 25 / 30 with 128). pair_merge: a tile cut in two pieces that
+    are the only items of CTAs 2k and 2k + 1 is merged on chip by that cluster of two (the
+    launcher runs the paged kernel in clusters of two); see planner.h pair_merges."""
     from ..planner import CostModel  # noqa: PLC0415
 
-    return CostModel(min_chunk_sqrt=4)
+    return CostModel(min_chunk_sqrt=4, pair_merge=True)
 
 
 def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:

@@ -8,10 +8,15 @@
 //                 request has qo_len * num_heads rows (decode: num_heads rows).
 //   row tile t    rows [t * kRowsPerTile, min((t + 1) * kRowsPerTile, qo_len * num_heads)).
 //   work item w   (request, row tile, kv token range [kv_start, kv_end)) done by one CTA pass.
-//                 partial_slot < 0: the item covers the whole visible range of its rows and
-//                 writes out/lse directly; >= 0: it writes partials (float32 for sm80, the output's
+//                 partial_slot kSlotDirect (-1): the item covers the whole visible range of its
+//                 rows and writes out/lse directly; >= 0: it writes partials (float32 for sm80, the output's
 //                 16-bit type for sm90; LSE float32) to that slot of the float workspace and a
-//                 merge item combines the slots afterwards.
+//                 merge item combines the slots afterwards;
+//                 kSlotPairLow / kSlotPairHigh (sm90 plans made with pair_merge only): the
+//                 tile is cut in two pieces run by the two CTAs of a cluster (2k, 2k + 1), each
+//                 piece the only item of its CTA; the pair merges its states on chip (the CTA
+//                 with kSlotPairLow writes the first 256 output columns and lse, the other the
+//                 last 256) and the tile has no merge item.
 //   merge item m  (request, row tile, first slot, number of slots): the combine kernel merges
 //                 num_slots partials (consecutive slots) of that tile into out/lse.
 //
@@ -35,6 +40,13 @@ enum {
   kWorkKvEnd = 3,
   kWorkPartialSlot = 4,
   kWorkFields = 5,
+};
+
+// Values of kWorkPartialSlot below 0 (>= 0: a partial slot).
+enum {
+  kSlotDirect = -1,    // writes out / lse itself
+  kSlotPairLow = -2,   // cluster pair, CTA 2k: keeps output columns [0, 256), writes lse
+  kSlotPairHigh = -3,  // cluster pair, CTA 2k + 1: keeps output columns [256, 512)
 };
 
 // Fields of one request, int32: request_info[r * kRequestFields + field].

@@ -71,6 +71,8 @@ struct PlannerConfig {
   int32_t min_chunk;          // tokens, a multiple of kv_tile
   int32_t min_chunk_sqrt;     // > 0: the shortest piece is also >= this x sqrt(the longest
                               // kv_len of the batch), rounded up to kv_tile
+  int32_t pair_merge;         // 1: tiles cut in two pieces that are the only items of CTAs 2k
+                              // and 2k + 1 are merged on chip by that cluster of two (sm90)
   int64_t fixed_cost;         // tokens per work item
   int64_t fixed_cost_per_row; // tokens per query row per work item
   int64_t split_cost_per_row; // tokens per query row per partial piece
@@ -574,6 +576,44 @@ inline PassResult plan_lockstep(const PlannerConfig& cfg, const Tile* tiles, int
   return r;
 }
 
+// Cluster pairs (cfg.pair_merge; the sm90 kernel launches clusters of two CTAs): a tile cut in
+// exactly two pieces that are the only work items of CTAs 2k and 2k + 1 is merged by that
+// cluster on chip (mla_kernel.cuh) instead of by the combine kernel: its pieces get kSlotPairLow
+// / kSlotPairHigh and its merge item goes. A batch of B = num_ctas / 2 equal requests is
+// planned that way (every request cut in two), where the combine kernel's launch and its
+// round trip through L2 came after the whole attention grid. The remaining merge items keep
+// their order; slot numbers are kept (the unused ones cost nothing).
+inline void pair_merges(Emitter& e, int32_t C) {
+  static thread_local std::vector<int32_t> merge_of_first_slot;
+  merge_of_first_slot.assign(e.num_slots, -1);
+  for (int32_t k = 0; k < e.num_merge; ++k) {
+    const int32_t* m = e.merge + int64_t(k) * kMergeFields;
+    if (m[kMergeNumSlots] == 2) merge_of_first_slot[m[kMergeFirstSlot]] = k;
+  }
+  bool any = false;
+  for (int32_t c = 0; c + 1 < C; c += 2) {
+    const int32_t w = e.cta_indptr[c];
+    if (e.cta_indptr[c + 1] != w + 1 || e.cta_indptr[c + 2] != w + 2) continue;
+    int32_t* a = e.work + int64_t(w) * kWorkFields;
+    int32_t* b = a + kWorkFields;
+    const int32_t sa = a[kWorkPartialSlot];
+    if (sa < 0 || b[kWorkPartialSlot] != sa + 1 || merge_of_first_slot[sa] < 0) continue;
+    e.merge[int64_t(merge_of_first_slot[sa]) * kMergeFields + kMergeNumSlots] = 0;  // goes
+    a[kWorkPartialSlot] = kSlotPairLow;
+    b[kWorkPartialSlot] = kSlotPairHigh;
+    any = true;
+  }
+  if (!any) return;
+  int32_t kept = 0;
+  for (int32_t k = 0; k < e.num_merge; ++k) {
+    const int32_t* m = e.merge + int64_t(k) * kMergeFields;
+    if (m[kMergeNumSlots] == 0) continue;
+    int32_t* d = e.merge + int64_t(kept++) * kMergeFields;
+    for (int f = 0; f < kMergeFields; ++f) d[f] = m[f];
+  }
+  e.num_merge = kept;
+}
+
 // The planner. Returns 0, or -1 with a message in mlaw::status_buffer() naming the argument.
 inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_indptr,
                 const int32_t* kv_indptr, const int32_t* kv_len) {
@@ -710,6 +750,7 @@ inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_in
                 "merge %d/%d, slots %d/%d)",
                 e.num_work, cfg.max_work_items, e.num_merge, cfg.max_merge_items, e.num_slots,
                 cfg.max_partial_slots);
+  if (cfg.pair_merge && C % 2 == 0) pair_merges(e, C);
   counts[0] = e.num_work;
   counts[1] = e.num_merge;
   counts[2] = batch;

@@ -76,6 +76,15 @@ constexpr int kEpiPitch = kOutCols * 2 + 16;  // 528 bytes
 static_assert(kConsumerWarpgroups * kRowsPerTile * kEpiPitch <= kQBytes,
               "the epilogue's staged rows must fit in the Q tile");
 
+// Cluster pairs (plan.h kSlotPairLow / kSlotPairHigh): each CTA publishes its rows' running max
+// and sum ([64] float each) and one warpgroup's unnormalized O half (fp32 in fragment order:
+// [32][128 threads] float4) in its first KV stage, free once the item's last tile is consumed.
+constexpr int kSmemXchg = kSmemKv;
+constexpr int kXchgOBytes = 32 * 128 * 16;
+constexpr int kXchgOOffset = 2 * kRowsPerTile * 4;
+static_assert(kXchgOOffset + kXchgOBytes <= kKvStageBytes,
+              "the pair exchange must fit in one KV stage");
+
 static_assert(kSmemAlloc <= 232448, "sm90 MLA kernel exceeds 227 KB of shared memory");
 static_assert(kPlanKvTile % kKvTile == 0, "the plan granularity must be a multiple of the tile");
 

@@ -392,6 +392,70 @@ __device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& i
 
 constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
 
+// The on-chip merge of a cluster pair's two pieces of one tile (plan.h kSlotPairLow / High;
+// CTAs 2k and 2k + 1, each running only that piece). Both CTAs publish their rows' running max
+// and sum, and the warpgroup whose 256 columns the partner writes (g != keep) publishes its
+// unnormalized O half (fp32, fragment order) in the first KV stage; after a cluster barrier the
+// keeping warpgroup reads the partner's through distributed shared memory and leaves the merged,
+// normalized rows in o and the rows' merged log2-sum-exp in lse2[row]. The partner's reads
+// of this CTA's stage end at the final cluster_arrive(); its matching wait comes before the CTA
+// exits. This replaces the combine kernel for such tiles: a B = num_ctas / 2 batch is planned
+// that way, where the combine's launch and its round trip through L2 came after the whole
+// attention grid.
+__device__ __forceinline__ void pair_merge(float (&o)[128], float* lse2, char* smem,
+                                           const float* red_sum, const float (&m_run)[2],
+                                           const int (&rows)[2], int g, int keep, int valid_rows) {
+  const int t = (threadIdx.x - 128) % 128;
+  const int warp = t / 32;
+  const bool live = 16 * warp < valid_rows;  // warps with a valid row exchange their O
+  float* xm = reinterpret_cast<float*>(smem + kSmemXchg);
+  float* xl = xm + kRowsPerTile;
+  float4* xo = reinterpret_cast<float4*>(smem + kSmemXchg + kXchgOOffset);
+  if (g == 0 && t % 4 == 0) {  // the scorer's lanes 4k hold the row state
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      xm[rows[r]] = m_run[r];
+      xl[rows[r]] = red_sum[rows[r]] + red_sum[kRowsPerTile + rows[r]];
+    }
+  }
+  if (g != keep && live) {
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+      xo[i * 128 + t] = make_float4(o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]);
+  }
+  cluster_arrive();
+  cluster_wait();
+  if (g == keep) {
+    const uint32_t peer = map_to_rank(smem_addr(smem + kSmemXchg), cluster_rank() ^ 1);
+    float w_self[2], w_peer[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float ms = xm[rows[r]], ls = xl[rows[r]];
+      const float mp = ld_cluster_f32(peer + 4 * rows[r]);
+      const float lp = ld_cluster_f32(peer + 4 * (kRowsPerTile + rows[r]));
+      const float mx = fmaxf(ms, mp);
+      const float es = ms == -INFINITY ? 0.f : exp2f(ms - mx);
+      const float ep = mp == -INFINITY ? 0.f : exp2f(mp - mx);
+      const float l = ls * es + lp * ep;
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      w_self[r] = es * inv;
+      w_peer[r] = ep * inv;
+      if (t % 4 == 0) lse2[rows[r]] = l > 0.f ? mx + log2f(l) : -INFINITY;
+    }
+    if (live) {
+#pragma unroll
+      for (int i = 0; i < 32; ++i) {
+        const float4 x = ld_cluster_f32x4(peer + kXchgOOffset + 16 * (i * 128 + t));
+        o[4 * i] = o[4 * i] * w_self[0] + x.x * w_peer[0];
+        o[4 * i + 1] = o[4 * i + 1] * w_self[0] + x.y * w_peer[0];
+        o[4 * i + 2] = o[4 * i + 2] * w_self[1] + x.z * w_peer[1];
+        o[4 * i + 3] = o[4 * i + 3] * w_self[1] + x.w * w_peer[1];
+      }
+    }
+  }
+  cluster_arrive();
+}
+
 constexpr int kBarQ = 1;    // consumer named barriers (256 threads)
 constexpr int kBarMax = 2;
 constexpr int kBarP = 3;
@@ -634,21 +698,28 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     }
     named_barrier(kBarMax, kConsumerThreads);  // (also: the score GEMMs are done with Q)
     if (g == 0) MLAW_TRACE(seq0, 20);
+    // A cluster pair's piece: merged with the partner's on chip; this CTA then writes the
+    // columns of warpgroup `keep` (and, with kSlotPairLow, the lse) and the other warpgroup
+    // is done.
+    const bool pair = item.slot <= kSlotPairLow;
+    const int keep = item.slot == kSlotPairHigh ? 1 : 0;
+    float* pair_lse = red_max;  // [64]: the merged lse of a pair's rows (the loop is done with it)
+    if (pair) pair_merge(o, pair_lse, smem, red_sum, m_run, rows, g, keep, item.valid_rows);
     char* staged = smem + kSmemQ + g * kRowsPerTile * kEpiPitch;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = rows[r];
       const float l = red_sum[row] + red_sum[kRowsPerTile + row];
-      const float inv = l > 0.f ? 1.f / l : 0.f;
+      const float inv = pair ? 1.f : l > 0.f ? 1.f / l : 0.f;
 #pragma unroll
       for (int j = 0; j < 32; ++j)
         *reinterpret_cast<uint32_t*>(staged + row * kEpiPitch + 2 * (8 * j + 2 * (lane % 4))) =
             ElementTraits<T>::pack(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
-      if (g == 0 && lane % 4 == 0 && row < item.valid_rows) {
+      if (g == 0 && item.slot != kSlotPairHigh && lane % 4 == 0 && row < item.valid_rows) {
         const int grow = item.row0 + row;
         const int64_t token = item.qo_start + grow / num_heads;
         const int64_t head = grow % num_heads;
-        const float lse2 = l > 0.f ? m_run[r] + log2f(l) : -INFINITY;
+        const float lse2 = pair ? pair_lse[row] : l > 0.f ? m_run[r] + log2f(l) : -INFINITY;
         if (item.slot >= 0) {
           plan.partial_lse[static_cast<int64_t>(item.slot) * kRowsPerTile + row] = lse2;
         } else {
@@ -662,11 +733,11 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     named_barrier(kBarEpi + g, 128);  // this warpgroup's rows are staged
     if (g == 0) MLAW_TRACE(seq0, 21);
     // Warp w copies rows w, w + 4, ... (the valid rows of a small head count spread over all
-    // four warps), 16 bytes per lane.
-    for (int row = warp; row < item.valid_rows; row += 4) {
+    // four warps), 16 bytes per lane; none where the partner writes these columns.
+    for (int row = pair && g != keep ? kRowsPerTile : warp; row < item.valid_rows; row += 4) {
       const uint4 x = *reinterpret_cast<const uint4*>(staged + row * kEpiPitch + 16 * lane);
       T* dst;
-      if (item.slot < 0) {
+      if (item.slot < 0) {  // direct, or the kept half of a pair
         const int grow = item.row0 + row;
         const int64_t token = item.qo_start + grow / num_heads;
         dst = static_cast<T*>(args.out) + token * args.out_stride_token +
@@ -678,6 +749,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       *reinterpret_cast<uint4*>(dst + g * kOutCols + 8 * lane) = x;
     }
     if (g == 0) MLAW_TRACE(seq0, 19);
+    if (pair) cluster_wait();  // the partner is done reading this CTA's exchange
   }
 }
 
@@ -706,6 +778,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
   const int w_begin = plan.cta_work_indptr[blockIdx.x];
   const int w_end = plan.cta_work_indptr[blockIdx.x + 1];
+  // A cluster pair's piece (its CTA's only item): the producer joins the consumers' two cluster
+  // barriers (they count every thread of both CTAs). Pairs need clusters of two (launcher.cuh).
+  // (Worked out again where used: a flag kept live across produce() made ptxas spill there.)
+  auto pair_cta = [&] {
+    return w_end == w_begin + 1 &&
+           plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow;
+  };
+  if (threadIdx.x == 0 && pair_cta() && cluster_size() != 2) __trap();
   if (threadIdx.x < 128) {
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0 && maps.enabled) {
@@ -713,6 +793,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       prefetch_tensor_map(&maps.kpe);
     }
     produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
+    if (pair_cta()) {
+      cluster_arrive();
+      cluster_wait();
+      cluster_arrive();
+      cluster_wait();
+    }
   } else {
     setmaxnreg_inc<kConsumerRegs>();
     if (kScorers == 2)
