@@ -142,10 +142,12 @@ def main():
         ([17, 4000, 333], 3, 128, 1, torch.bfloat16), ([8192], 1, 128, 64, torch.bfloat16),
         ([5000] * 40, 1, 128, 64, torch.bfloat16), ([700] * 200, 1, 16, 16, torch.bfloat16),
         ([3000, 64, 95], 1, 128, 32, torch.bfloat16),
+        ([256] * 66, 1, 16, 64, torch.bfloat16),  # 132 CTAs: every tile a cluster pair
     ]
     if args.small:
         cases = [([100], 1, 16, 64, torch.bfloat16), ([300, 0, 65], 2, 16, 16, torch.bfloat16),
-                 ([200], 1, 128, 1, torch.float16), ([150] * 3, 1, 64, 64, torch.bfloat16)]
+                 ([200], 1, 128, 1, torch.float16), ([150] * 3, 1, 64, 64, torch.bfloat16),
+                 ([256] * 66, 1, 16, 64, torch.bfloat16)]  # cluster pairs on 132 CTAs
     for kv_lens, qo, h, ps, dt in ([] if args.ab_only else cases):
         try:
             bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant)

@@ -121,6 +121,13 @@ def test_many_merge_items(workspace, poison, dtype, heads, lens, planned_backend
     assert w._impl.last_plan.num_merge_items * 5 > w._impl.plan_struct.num_ctas  # the path ran
 
 
+def _num_ctas():
+    """The sm90 family's persistent grid on this GPU (one CTA per SM)."""
+    from mla_wrapper.backends import sm90
+
+    return torch.cuda.get_device_properties(0).multi_processor_count * sm90.CTAS_PER_SM
+
+
 def _pair_items(w, b, causal):
     """Work items of w's (sm90) plan for batch b that are cluster pairs (plan.h slot -2)."""
     from mla_wrapper import planner
@@ -146,7 +153,7 @@ def test_cluster_pair_merges(workspace, poison, dtype, heads, qo_len, page_size,
         pytest.skip("needs a Hopper GPU (the sm90 family)")
     w = new_wrapper(workspace, backend="sm90")
     causal = qo_len > 1
-    B = w._impl.num_ctas // 2
+    B = _num_ctas() // 2
     b = make_batch([length] * B, qo_len, heads, page_size, DTYPES[dtype], seed=heads + length)
     plan_run_check(w, b, causal, poison)
     pairs = _pair_items(w, b, causal)
@@ -163,8 +170,7 @@ def test_cluster_pair_plans_in_cuda_graph(workspace):
     if "sm90" not in planned_backends():
         pytest.skip("needs a Hopper GPU (the sm90 family)")
     heads, page_size, dev = 16, 64, "cuda"
-    probe = new_wrapper(workspace, backend="sm90")
-    cap = probe._impl.num_ctas // 2
+    cap = _num_ctas() // 2
     bufs = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
                 kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
                 kv_indices=torch.zeros(cap * 64, dtype=torch.int32, device=dev),
