@@ -348,6 +348,9 @@ AB_CASES = {  # (H, B, L)
     # cases it plans without pairs (for a library built before pairs: 'lib:' variants)
     "pairs": ((16, 64, 1024), (16, 64, 4096), (32, 64, 4096), (64, 64, 4096), (16, 64, 4096, 2),
               (16, 66, 2048)),
+    # batches with more row tiles than CTAs (balance cuts)
+    "balance": ((128, 128, 16384), (128, 128, 4096), (128, 64, 16384), (128, 96, 4096),
+                (16, 192, 4096), (64, 200, 4096)),
     "nopairs": ((128, 128, 16384), (128, 64, 4096), (16, 128, 16384), (16, 16, 4096),
                 (128, 16, 4096), (128, 1, 1024)),
     # cut batches (L < 0: ragged lengths U(qo, 2|L|), bench_decode's seed 0), for cost: variants
