@@ -193,6 +193,8 @@ def print_trace(w, what):
                             f"PV {e[6]}/{e[13]}")
             line.append(f"epilogue: sums {t[c, 0, 20] - z} staged {t[c, 0, 21] - z} "
                         f"stored {t[c, 0, 19] - z}")
+            if events > 23 and t[c, 0, 22]:  # a cluster pair: barrier passed, exchange done
+                line.append(f"pair: barrier {t[c, 0, 22] - z} exchange {t[c, 0, 23] - z}")
             print(f"  cta {c}: " + "; ".join(line))
         return
     # Item timeline of each traced CTA (clocks from its first Q load; a CTA's first
@@ -348,6 +350,8 @@ AB_CASES = {  # (H, B, L)
     # cases it plans without pairs (for a library built before pairs: 'lib:' variants)
     "pairs": ((16, 64, 1024), (16, 64, 4096), (32, 64, 4096), (64, 64, 4096), (16, 64, 4096, 2),
               (16, 66, 2048)),
+    # B=1 with long contexts (the planner's pieces grow like sqrt(L): 8-16 tiles)
+    "long1": ((128, 1, 16384), (16, 1, 16384), (128, 1, 65536), (16, 1, 65536), (64, 2, 32768)),
     # batches with more row tiles than CTAs (balance cuts)
     "balance": ((128, 128, 16384), (128, 128, 4096), (128, 64, 16384), (128, 96, 4096),
                 (16, 192, 4096), (64, 200, 4096)),

@@ -60,6 +60,41 @@ def expected_tiles(qo_indptr, kv_len, H, R, causal):
     return out
 
 
+def merge_pairs(w, ind, cost):
+    """Work items with each cluster pair (plan.h mlaw_pair_slot: slot -2 - (2 (s + 1) + high),
+    s = -1: the pair writes out, else its partial slot) checked and replaced by the one piece it
+    merges. Returns (items, CTA of each item (a pair: its low half's), number of pairs)."""
+    C = len(ind) - 1
+    n_items = np.diff(ind)
+    cta_of = np.repeat(np.arange(C), n_items)
+    keep, out, pairs = [], [], 0
+    i = 0
+    while i < len(w):
+        if w[i, 4] >= -1:
+            keep.append(w[i].copy())
+            out.append(cta_of[i])
+            i += 1
+            continue
+        assert cost.pair_merge, "pair slots only in plans made with pair_merge"
+        code = -2 - int(w[i, 4])
+        assert code % 2 == 0, "a pair starts with its low half"
+        assert i + 1 < len(w) and -2 - int(w[i + 1, 4]) == code + 1, "then its high half"
+        c = cta_of[i]
+        assert c % 2 == 0 and cta_of[i + 1] == c + 1, "the halves run on CTAs 2k, 2k + 1"
+        assert n_items[c] == n_items[c + 1] == 1, "each half is its CTA's only item"
+        assert (w[i, 0], w[i, 1]) == (w[i + 1, 0], w[i + 1, 1]), "one tile"
+        assert w[i, 3] == w[i + 1, 2] and w[i, 2] < w[i, 3] and w[i + 1, 2] < w[i + 1, 3]
+        assert w[i, 3] % 64 == 0, "cut at a kv tile"
+        merged = w[i].copy()
+        merged[3] = w[i + 1, 3]
+        merged[4] = code // 2 - 1
+        keep.append(merged)
+        out.append(c)
+        pairs += 1
+        i += 2
+    return np.array(keep, dtype=np.int64).reshape(-1, 5), np.array(out, dtype=np.int64), pairs
+
+
 def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cost, min_chunk):
     """Independent checks of one plan; returns per-CTA costs."""
     B = len(kv_len)
@@ -93,7 +128,7 @@ def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cos
     # every row tile, covered exactly once by pieces partitioning its visible range
     tiles = expected_tiles(qo_indptr, kv_len, H, R, causal)
     assert res.num_row_tiles == len(tiles)
-    w = d.work_info.astype(np.int64)
+    w, cta, pairs = merge_pairs(d.work_info.astype(np.int64), ind, cost)
     order = np.lexsort((w[:, 2], w[:, 1], w[:, 0]))
     ws = w[order]
     key = ws[:, 0] * (1 << 32) + ws[:, 1]
@@ -112,48 +147,30 @@ def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cos
     assert np.all(ws[split_tile, 3] - ws[split_tile, 2] >= min_chunk), "pieces >= min_chunk"
     cuts = ws[1:, 2][same]
     assert np.all(cuts % K == 0), "cuts at multiples of kv_tile"
-    # direct write iff the tile is not split
+    # direct write iff the tile is not split (a cluster pair counts as the piece it merges)
     assert np.all(ws[~split_tile, 4] == -1)
-    # cluster pairs (cost.pair_merge): a tile cut in exactly two pieces, each the only item of
-    # CTAs 2k and 2k + 1 (kv order), merged on chip: slots -2 / -3 and no merge item
-    cta_of = np.repeat(np.arange(C), np.diff(ind))
-    n_items = np.diff(ind)
-    paired_keys = set()
-    for i in np.flatnonzero(w[:, 4] <= -2):
-        assert cost.pair_merge, "pair slots only in plans made with pair_merge"
-        if w[i, 4] == -3:
-            assert i > 0 and w[i - 1, 4] == -2
-            continue
-        assert w[i, 4] == -2 and i + 1 < nw and w[i + 1, 4] == -3
-        c = cta_of[i]
-        assert c % 2 == 0 and cta_of[i + 1] == c + 1 and n_items[c] == n_items[c + 1] == 1
-        assert (w[i, 0], w[i, 1]) == (w[i + 1, 0], w[i + 1, 1]) and w[i, 3] == w[i + 1, 2]
-        k = int(w[i, 0] * (1 << 32) + w[i, 1])
-        assert counts[np.searchsorted(uniq, k)] == 2, "a pair is the whole tile"
-        paired_keys.add(k)
-    paired = np.isin(key, list(paired_keys))
-    assert np.all(ws[split_tile & ~paired, 4] >= 0)
-    merged_tiles = (counts > 1) & ~np.isin(uniq, list(paired_keys))
+    assert np.all(ws[split_tile, 4] >= 0)
 
-    # merge list: one per split tile (not paired), slots consecutive in kv order, disjoint
+    # merge list: one per split tile, slots consecutive in kv order, disjoint, in capacity
     m = d.merge_info.astype(np.int64)
-    assert nm == int(np.sum(merged_tiles))
+    assert nm == int(np.sum(counts > 1))
     if nm:
         mkey = m[:, 0] * (1 << 32) + m[:, 1]
         assert len(np.unique(mkey)) == nm
-        assert np.array_equal(np.sort(mkey), uniq[merged_tiles])
+        assert np.array_equal(np.sort(mkey), uniq[counts > 1])
         pos = {int(k): i for i, k in enumerate(uniq)}
         for (mr, mt, first_slot, n), mk in zip(m, mkey):
             i = pos[int(mk)]
             assert counts[i] == n
             slots = ws[first[i]: first[i] + n, 4]
             assert np.array_equal(slots, np.arange(first_slot, first_slot + n))
-        all_slots = ws[split_tile & ~paired, 4]
+        all_slots = ws[split_tile, 4]
         assert len(np.unique(all_slots)) == len(all_slots)
-        assert len(all_slots) + 2 * len(paired_keys) == res.num_partial_slots
+        # (a tile that pair_merges took left its two slots unused)
+        assert len(all_slots) == res.num_partial_slots or (pairs and len(all_slots) < res.num_partial_slots)
         assert all_slots.max() < layout.max_partial_slots
     else:
-        assert res.num_partial_slots == 2 * len(paired_keys)
+        assert res.num_partial_slots == 0 or pairs
 
     # per-CTA cost from the cost model, recomputed
     tile_idx = np.searchsorted(uniq, w[:, 0] * (1 << 32) + w[:, 1])
@@ -161,10 +178,10 @@ def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cos
     split_w = np.isin(w[:, 0] * (1 << 32) + w[:, 1], uniq[counts > 1])
     item_cost = (w[:, 3] - w[:, 2]) + cost.fixed + cost.fixed_per_row * rows \
         + np.where(split_w, cost.split_per_row * rows, 0)
-    cta = np.repeat(np.arange(C), np.diff(ind))
     loads = np.bincount(cta, weights=item_cost, minlength=C)
-    assert int(loads.max()) == res.max_cta_cost
-    assert int(loads.sum()) == res.total_cost
+    if not pairs:  # (the statistics are those of the plan before its pairs were made)
+        assert int(loads.max()) == res.max_cta_cost
+        assert int(loads.sum()) == res.total_cost
 
     # the proven bound
     whole = exp_len + cost.fixed + cost.fixed_per_row * exp_rows
@@ -425,14 +442,38 @@ def test_pair_merge_pairs_two_piece_tiles(H, B, L, qo):
 
 
 def test_pair_merge_leaves_other_plans_alone():
-    """No pair where a CTA runs several items, a tile has more than two pieces, the grid is odd
-    or nothing is cut."""
+    """No pair where a CTA runs several items, a tile has more than two pieces on a busy GPU,
+    the grid is odd, nothing is cut on a busy GPU, or a small batch has an item of fewer than
+    4 kv tiles (B=1 L=1024: 128-token pieces)."""
     pair = CostModel(min_chunk_sqrt=4, pair_merge=True)
-    for lens, H, C in (([4096] * 16, 16, 132), ([1024], 128, 132), ([16384] * 128, 16, 132),
-                       ([1024] * 64, 16, 131), ([4096] * 64, 128, 132)):
+    for lens, H, C in (([4096] * 16, 16, 132), ([16384] * 128, 16, 132), ([1024] * 64, 16, 131),
+                       ([4096] * 64, 128, 132), ([4096], 128, 131), ([64] * 3, 16, 132),
+                       ([1024], 128, 132), ([3000, 100], 16, 132)):
         qo_indptr, kv_indptr, kv_len = make_batch(lens)
         d, _, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, False, num_ctas=C, cost=pair)
         assert not np.any(d.work_info[:, 4] <= -2), (len(lens), H, C)
+
+
+@pytest.mark.parametrize("lens,H,qo", [([4096], 128, 1), ([4096], 16, 1), ([8000, 300, 3000], 64, 1),
+                                       ([4000], 128, 2), ([3000], 16, 4), ([200], 128, 1),
+                                       ([16384], 16, 1)])
+def test_pair_split_halves_items_of_a_small_batch(lens, H, qo):
+    """pair_merge on a batch that leaves half the CTAs idle (B=1) with items of >= 4 kv tiles:
+    every item is cut in two halves at a kv tile on CTAs 2k, 2k + 1, each pair writing what the
+    item wrote (out or its partial slot); merge items unchanged (check_plan checks coverage
+    through the pairs)."""
+    qo_indptr, kv_indptr, kv_len = make_batch(lens, qo)
+    base = CostModel(min_chunk_sqrt=4)
+    d0, r0, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, qo > 1, cost=base)
+    d1, r1, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, qo > 1,
+                              cost=CostModel(min_chunk_sqrt=4, pair_merge=True))
+    assert r1.num_work_items == 2 * r0.num_work_items and r1.num_merge_items == r0.num_merge_items
+    assert np.array_equal(d1.merge_info, d0.merge_info)
+    w0, w1 = d0.work_info, d1.work_info
+    assert np.array_equal(w1[0::2, :3], w0[:, :3]) and np.array_equal(w1[1::2, 3], w0[:, 3])
+    out = ((-2 - w1[0::2, 4]) >> 1) - 1
+    assert np.array_equal(out, np.where(w0[:, 4] >= 0, w0[:, 4], -1))
+    assert np.array_equal(d1.cta_work_indptr[:2 * len(w0) + 1], np.arange(2 * len(w0) + 1))
 
 
 def test_sm90_family_uses_length_dependent_pieces():

@@ -129,7 +129,8 @@ def _num_ctas():
 
 
 def _pair_items(w, b, causal):
-    """Work items of w's (sm90) plan for batch b that are cluster pairs (plan.h slot -2)."""
+    """Cluster pairs in w's (sm90) plan for batch b: their low halves (plan.h mlaw_pair_slot:
+    slot <= -2 with (-2 - slot) even)."""
     from mla_wrapper import planner
     from mla_wrapper.backends import sm90
 
@@ -137,7 +138,8 @@ def _pair_items(w, b, causal):
     d, _, _ = planner.plan_arrays(b["qo_indptr"].numpy(), b["kv_indptr"].numpy(),
                                   b["kv_len"].numpy(), b["heads"], b["page_size"], causal,
                                   impl.layout, sm90.planner_cost())
-    return int(np.sum(d.work_info[:, 4] == -2))
+    slot = d.work_info[:, 4].astype(np.int64)
+    return int(np.sum((slot <= -2) & ((-2 - slot) % 2 == 0)))
 
 
 @pytest.mark.gpu
@@ -161,6 +163,24 @@ def test_cluster_pair_merges(workspace, poison, dtype, heads, qo_len, page_size,
         assert pairs == B and w._impl.last_plan.num_merge_items == 0
     else:
         assert pairs == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("heads,qo_len,page_size,lens", [
+    (128, 1, 64, [4096]), (16, 1, 64, [4096]), (128, 2, 1, [4000]),
+    (64, 1, 16, [8000, 300, 3000]), (16, 4, 32, [3000]), (128, 1, 64, [200])])
+def test_cluster_pair_halves_small_batch(workspace, poison, dtype, heads, qo_len, page_size, lens):
+    """sm90: a batch that leaves half the CTAs idle (B=1) with items of >= 4 kv tiles runs
+    every work item as two halves on a cluster pair, merged on chip into the item's output or
+    partial slot (then merged with the tile's other pieces by the combine)."""
+    if "sm90" not in planned_backends():
+        pytest.skip("needs a Hopper GPU (the sm90 family)")
+    w = new_wrapper(workspace, backend="sm90")
+    causal = qo_len > 1
+    b = make_batch(lens, qo_len, heads, page_size, DTYPES[dtype], seed=heads + sum(lens))
+    plan_run_check(w, b, causal, poison)
+    assert _pair_items(w, b, causal) * 2 == w._impl.last_plan.num_work_items
 
 
 @pytest.mark.gpu

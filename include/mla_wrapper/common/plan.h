@@ -12,11 +12,13 @@
 //                 rows and writes out/lse directly; >= 0: it writes partials (float32 for sm80, the output's
 //                 16-bit type for sm90; LSE float32) to that slot of the float workspace and a
 //                 merge item combines the slots afterwards;
-//                 kSlotPairLow / kSlotPairHigh (sm90 plans made with pair_merge only): the
-//                 tile is cut in two pieces run by the two CTAs of a cluster (2k, 2k + 1), each
-//                 piece the only item of its CTA; the pair merges its states on chip (the CTA
-//                 with kSlotPairLow writes the first 256 output columns and lse, the other the
-//                 last 256) and the tile has no merge item.
+//                 <= kSlotPairLow (sm90 plans made with pair_merge only): the item is one half
+//                 of a kv range run by the two CTAs of a cluster (2k, 2k + 1), each half the
+//                 only item of its CTA; the pair merges its states on chip, the low half's CTA
+//                 writing the first 256 columns and the lse, the other the last 256, to out
+//                 (the range is the whole tile: kSlotPairLow / kSlotPairHigh, no merge item) or
+//                 to partial slot s (the range is a piece of a split tile, merged with the
+//                 tile's other pieces by its merge item): mlaw_pair_slot() encodes them.
 //   merge item m  (request, row tile, first slot, number of slots): the combine kernel merges
 //                 num_slots partials (consecutive slots) of that tile into out/lse.
 //
@@ -45,9 +47,25 @@ enum {
 // Values of kWorkPartialSlot below 0 (>= 0: a partial slot).
 enum {
   kSlotDirect = -1,    // writes out / lse itself
-  kSlotPairLow = -2,   // cluster pair, CTA 2k: keeps output columns [0, 256), writes lse
-  kSlotPairHigh = -3,  // cluster pair, CTA 2k + 1: keeps output columns [256, 512)
+  kSlotPairLow = -2,   // cluster pair writing out, CTA 2k: output columns [0, 256) and lse
+  kSlotPairHigh = -3,  // cluster pair writing out, CTA 2k + 1: output columns [256, 512)
 };
+
+// A cluster pair's slot value: high = 0 for CTA 2k, 1 for CTA 2k + 1; out_slot = -1 (the pair
+// writes out) or the partial slot it writes. -2 - (2 (out_slot + 1) + high): -2 / -3 write
+// out, -4 - 2 s / -5 - 2 s partial slot s.
+#if defined(__CUDACC__)
+#define MLAW_PLAN_HD __host__ __device__
+#else
+#define MLAW_PLAN_HD
+#endif
+static inline MLAW_PLAN_HD int32_t mlaw_pair_slot(int32_t out_slot, int32_t high) {
+  return -2 - (2 * (out_slot + 1) + high);
+}
+static inline MLAW_PLAN_HD int32_t mlaw_pair_high(int32_t slot) { return (-2 - slot) & 1; }
+static inline MLAW_PLAN_HD int32_t mlaw_pair_out_slot(int32_t slot) {
+  return ((-2 - slot) >> 1) - 1;
+}
 
 // Fields of one request, int32: request_info[r * kRequestFields + field].
 enum {

@@ -599,8 +599,8 @@ inline void pair_merges(Emitter& e, int32_t C) {
     const int32_t sa = a[kWorkPartialSlot];
     if (sa < 0 || b[kWorkPartialSlot] != sa + 1 || merge_of_first_slot[sa] < 0) continue;
     e.merge[int64_t(merge_of_first_slot[sa]) * kMergeFields + kMergeNumSlots] = 0;  // goes
-    a[kWorkPartialSlot] = kSlotPairLow;
-    b[kWorkPartialSlot] = kSlotPairHigh;
+    a[kWorkPartialSlot] = mlaw_pair_slot(-1, 0);
+    b[kWorkPartialSlot] = mlaw_pair_slot(-1, 1);
     any = true;
   }
   if (!any) return;
@@ -612,6 +612,46 @@ inline void pair_merges(Emitter& e, int32_t C) {
     for (int f = 0; f < kMergeFields; ++f) d[f] = m[f];
   }
   e.num_merge = kept;
+}
+
+// Cluster pairs for a batch that leaves half the CTAs idle (cfg.pair_merge, no pair made by
+// pair_merges): when every busy CTA runs one work item of at least kPairSplitTiles kv tiles
+// and there are at least twice as many CTAs, item k is cut in two halves at a kv tile, run by
+// CTAs 2k and 2k + 1 and merged on chip into what the item wrote (out, or its partial slot:
+// mlaw_pair_slot). B=1: a CTA's time is mostly its bytes in and out (Q, its tiles, a 64 KB
+// output row block at ~24 bytes a clock per SM), and cutting a tile into more pieces adds
+// slots for the combine to merge. The merge items and the cost statistics stay those of the
+// plan before the cut. The exchange costs a pair ~4000-7700 clocks (cluster barrier ~1500, the
+// bulk copy at ~18 bytes a clock, the merge; H100 trace, 2026-11-25), about what one tile
+// fewer per CTA saves: halving items of 2 tiles ran B=1 L=1024 at 0.92x (H=128) / 0.98x (H=16)
+// from a CUDA graph, items of 4 tiles (L=4096) at 1.0x / 1.10x.
+constexpr int32_t kPairSplitTiles = 4;
+inline void pair_split(Emitter& e, int32_t C, int32_t kv_tile) {
+  const int32_t n = e.num_work;
+  if (n == 0 || 2 * n > C) return;
+  for (int32_t c = 0; c < C; ++c)
+    if (e.cta_indptr[c + 1] - e.cta_indptr[c] > 1) return;
+  for (int32_t w = 0; w < n; ++w) {
+    const int32_t* a = e.work + int64_t(w) * kWorkFields;
+    if (a[kWorkKvEnd] - a[kWorkKvStart] <= (kPairSplitTiles - 1) * kv_tile ||
+        a[kWorkPartialSlot] < kSlotDirect)
+      return;
+  }
+  static thread_local std::vector<int32_t> items;
+  items.assign(e.work, e.work + int64_t(n) * kWorkFields);  // in CTA order: one per busy CTA
+  for (int32_t k = 0; k < n; ++k) {
+    const int32_t* a = items.data() + int64_t(k) * kWorkFields;
+    const int32_t tiles = (a[kWorkKvEnd] - a[kWorkKvStart] + kv_tile - 1) / kv_tile;
+    const int32_t mid = a[kWorkKvStart] + (tiles + 1) / 2 * kv_tile;
+    for (int32_t h = 0; h < 2; ++h) {
+      int32_t* o = e.work + int64_t(2 * k + h) * kWorkFields;
+      for (int f = 0; f < kWorkFields; ++f) o[f] = a[f];
+      o[h ? kWorkKvStart : kWorkKvEnd] = mid;
+      o[kWorkPartialSlot] = mlaw_pair_slot(a[kWorkPartialSlot] >= 0 ? a[kWorkPartialSlot] : -1, h);
+    }
+  }
+  e.num_work = 2 * n;
+  for (int32_t c = 0; c < C; ++c) e.cta_indptr[c + 1] = c < 2 * n ? c + 1 : 2 * n;
 }
 
 // The planner. Returns 0, or -1 with a message in mlaw::status_buffer() naming the argument.
@@ -750,7 +790,10 @@ inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_in
                 "merge %d/%d, slots %d/%d)",
                 e.num_work, cfg.max_work_items, e.num_merge, cfg.max_merge_items, e.num_slots,
                 cfg.max_partial_slots);
-  if (cfg.pair_merge && C % 2 == 0) pair_merges(e, C);
+  if (cfg.pair_merge && C % 2 == 0) {
+    pair_merges(e, C);
+    pair_split(e, C, cfg.kv_tile);
+  }
   counts[0] = e.num_work;
   counts[1] = e.num_merge;
   counts[2] = batch;

@@ -64,7 +64,7 @@ constexpr int kSmemP = kSmemKv + kStages * kKvStageBytes;
 constexpr int kSmemRedMax = kSmemP + kPBytes;                                 // [2][64] float
 constexpr int kSmemRedSum = kSmemRedMax + kConsumerWarpgroups * kRowsPerTile * 4;  // [2][64]
 constexpr int kSmemBarriers = kSmemRedSum + kConsumerWarpgroups * kRowsPerTile * 4;
-constexpr int kSmemBytes = kSmemBarriers + 2 * kStages * 8;                    // full + empty
+constexpr int kSmemBytes = kSmemBarriers + (2 * kStages + 2) * 8;  // full, empty, pair ready / exchange
 constexpr int kSmemAlign = 1024;  // swizzled tiles need 1024-byte alignment
 constexpr int kSmemAlloc = kSmemBytes + kSmemAlign;
 
@@ -76,13 +76,15 @@ constexpr int kEpiPitch = kOutCols * 2 + 16;  // 528 bytes
 static_assert(kConsumerWarpgroups * kRowsPerTile * kEpiPitch <= kQBytes,
               "the epilogue's staged rows must fit in the Q tile");
 
-// Cluster pairs (plan.h kSlotPairLow / kSlotPairHigh): each CTA publishes its rows' running max
-// and sum ([64] float each) and one warpgroup's unnormalized O half (fp32 in fragment order:
-// [32][128 threads] float4) in its first KV stage, free once the item's last tile is consumed.
-constexpr int kSmemXchg = kSmemKv;
-constexpr int kXchgOBytes = 32 * 128 * 16;
-constexpr int kXchgOOffset = 2 * kRowsPerTile * 4;
-static_assert(kXchgOOffset + kXchgOBytes <= kKvStageBytes,
+// Cluster pairs (plan.h mlaw_pair_slot): each CTA writes its rows' running max and sum ([64]
+// float each) and one warpgroup's O half (normalized, 16-bit, warp-major fragment order:
+// [4 warps][32][32 lanes] x 4 values) into its second KV stage, and a bulk copy takes them into
+// the partner's first (both are free once the item's last tile is consumed).
+constexpr int kXchgSend = kSmemKv + kKvStageBytes;
+constexpr int kXchgRecv = kSmemKv;
+constexpr int kXchgOOffset = 2 * kRowsPerTile * 4;      // after max and sum
+constexpr int kXchgWarpBytes = 32 * 32 * 8;             // one warp's O fragment
+static_assert(kXchgOOffset + 4 * kXchgWarpBytes <= kKvStageBytes && kStages >= 2,
               "the pair exchange must fit in one KV stage");
 
 static_assert(kSmemAlloc <= 232448, "sm90 MLA kernel exceeds 227 KB of shared memory");

@@ -159,7 +159,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     attr[0].val.clusterDim.y = 1;
     attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
-    cfg.numAttrs = std::is_same<Kv, PagedKv>::value && plan->num_ctas % 2 == 0 ? 1 : 0;
+    cfg.numAttrs = kPairs<Kv> && plan->num_ctas % 2 == 0 ? 1 : 0;
     const cudaError_t err = cudaLaunchKernelEx(&cfg, mla_sm90_kernel<T, Kv>, *plan, *args, kvm,
                                                make_kv_maps<Kv>(*args));
     if (err != cudaSuccess) return static_cast<int>(err);

@@ -128,6 +128,8 @@
 
 #include <math.h>
 
+#include <type_traits>
+
 #include "mla_wrapper/common/kv_access.cuh"
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/common/q_rows.cuh"
@@ -142,12 +144,13 @@ namespace sm90 {
 // first kTraceTiles KV tiles; mlaw_sm90_trace_read (launcher.cuh) copies the buffer out.
 // Events 0-6 scorer, 7-13 P V warpgroup, 14-15 producer (per tile); 16-21 per work item, stored
 // with its first tile: Q load started (16 scorer, 17 P V warpgroup), Q landed (18), epilogue
-// row sums (20), rows staged (21), rows stored (19).
+// row sums (20), rows staged (21), rows stored (19); a cluster pair's barrier passed (22) and
+// exchange received or sent (23).
 #ifndef MLAW_SM90_TRACE
 #define MLAW_SM90_TRACE 0
 #endif
 #if MLAW_SM90_TRACE
-constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 22;
+constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 24;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 #define MLAW_TRACE(seq, e)                                                              \
   do {                                                                                  \
@@ -392,68 +395,102 @@ __device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& i
 
 constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
 
-// The on-chip merge of a cluster pair's two pieces of one tile (plan.h kSlotPairLow / High;
-// CTAs 2k and 2k + 1, each running only that piece). Both CTAs publish their rows' running max
-// and sum, and the warpgroup whose 256 columns the partner writes (g != keep) publishes its
-// unnormalized O half (fp32, fragment order) in the first KV stage; after a cluster barrier the
-// keeping warpgroup reads the partner's through distributed shared memory and leaves the merged,
-// normalized rows in o and the rows' merged log2-sum-exp in lse2[row]. The partner's reads
-// of this CTA's stage end at the final cluster_arrive(); its matching wait comes before the CTA
-// exits. This replaces the combine kernel for such tiles: a B = num_ctas / 2 batch is planned
-// that way, where the combine's launch and its round trip through L2 came after the whole
-// attention grid.
+// Cluster pairs are made for the paged (dense) kernel only: the gather mode's plans have none
+// and its launch has no clusters (launcher.cuh), so its code leaves them out.
+template <typename Kv>
+constexpr bool kPairs = std::is_same<Kv, PagedKv>::value;
+constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchange written
+
+// The on-chip merge of a cluster pair's two halves of one kv range (plan.h mlaw_pair_slot;
+// CTAs 2k and 2k + 1, each running only its half). Each CTA tells the partner that its stages
+// are free (a remote arrival on the partner's `ready`), writes its rows' running max and sum
+// and the O half the partner writes (warpgroup g != keep: normalized, 16-bit) into its second
+// stage, and one thread bulk-copies that into the partner's first stage once the partner is
+// ready (only the warps with valid rows' part of O); the keeping warpgroup waits for the
+// partner's copy (mbarrier `xchg`), then leaves the merged, normalized rows in o and the rows'
+// merged log2-sum-exp in lse2[row]. Each CTA waits for everything that targets it (the
+// partner's arrival and copy) and for its own copy's reads before it exits. Measured on the
+// way (H100 trace, H=128 B=1, 2026-11-25): the keeping warpgroup loading the partner's fp32 O
+// through distributed shared memory took ~9000 clocks for 64 KB, the sender storing it there
+// ~7000, a bulk copy ~3500 (~18 bytes a clock) after a cluster barrier of ~1500. The planner
+// makes pairs of a tile cut in two (then no merge item: a B = num_ctas / 2 batch, where the
+// combine's launch and its round trip through L2 came after the whole attention grid) and of
+// the items of a small batch (B=1: each CTA then loads half the tiles and writes half the
+// bytes).
+template <typename T>
 __device__ __forceinline__ void pair_merge(float (&o)[128], float* lse2, char* smem,
-                                           const float* red_sum, const float (&m_run)[2],
-                                           const int (&rows)[2], int g, int keep, int valid_rows) {
+                                           uint64_t* ready, uint64_t* xchg, const float* red_sum,
+                                           const float (&m_run)[2], const int (&rows)[2], int g,
+                                           int keep, int valid_rows, int seq0) {
   const int t = (threadIdx.x - 128) % 128;
-  const int warp = t / 32;
-  const bool live = 16 * warp < valid_rows;  // warps with a valid row exchange their O
-  float* xm = reinterpret_cast<float*>(smem + kSmemXchg);
-  float* xl = xm + kRowsPerTile;
-  float4* xo = reinterpret_cast<float4*>(smem + kSmemXchg + kXchgOOffset);
-  if (g == 0 && t % 4 == 0) {  // the scorer's lanes 4k hold the row state
+  const int warp = t / 32, lane = t % 32;
+  const int live_warps = min(4, (valid_rows + 15) / 16);  // warps with a valid row
+  const uint32_t peer = cluster_rank() ^ 1;
+  if (g == 0 && t == 0) mbar_arrive_cluster(map_to_rank(smem_addr(ready), peer));
+  float* send = reinterpret_cast<float*>(smem + kXchgSend);  // [64] max, [64] sum, O
+  const float* recv = reinterpret_cast<const float*>(smem + kXchgRecv);
+  float l_own[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) l_own[r] = red_sum[rows[r]] + red_sum[kRowsPerTile + rows[r]];
+  if (g == 0 && lane % 4 == 0) {  // the scorer's lanes 4k hold the row state
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      xm[rows[r]] = m_run[r];
-      xl[rows[r]] = red_sum[rows[r]] + red_sum[kRowsPerTile + rows[r]];
+      send[rows[r]] = m_run[r];
+      send[kRowsPerTile + rows[r]] = l_own[r];
     }
   }
-  if (g != keep && live) {
+  if (g != keep && warp < live_warps) {
+    uint2* so = reinterpret_cast<uint2*>(smem + kXchgSend + kXchgOOffset + warp * kXchgWarpBytes);
+    const float inv0 = l_own[0] > 0.f ? 1.f / l_own[0] : 0.f;
+    const float inv1 = l_own[1] > 0.f ? 1.f / l_own[1] : 0.f;
 #pragma unroll
     for (int i = 0; i < 32; ++i)
-      xo[i * 128 + t] = make_float4(o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]);
+      so[i * 32 + lane] = make_uint2(ElementTraits<T>::pack(o[4 * i] * inv0, o[4 * i + 1] * inv0),
+                                     ElementTraits<T>::pack(o[4 * i + 2] * inv1, o[4 * i + 3] * inv1));
   }
-  cluster_arrive();
-  cluster_wait();
+  fence_proxy_async();  // the copy (async proxy) reads what this thread wrote
+  named_barrier(kBarXchg, kConsumerThreads);
+  const uint32_t bytes = kXchgOOffset + live_warps * kXchgWarpBytes;
+  if (g != keep && t == 0) {
+    mbar_wait_cluster(ready, 0);  // the partner's stages are free (and its arrival landed)
+    if (g == 0) MLAW_TRACE(seq0, 22);
+    bulk_copy_to_cluster(map_to_rank(smem_addr(smem + kXchgRecv), peer), smem_addr(send), bytes,
+                         map_to_rank(smem_addr(xchg), peer));
+    bulk_wait_read();  // this CTA may exit once its source is read
+    if (g == 0) MLAW_TRACE(seq0, 23);
+  }
   if (g == keep) {
-    const uint32_t peer = map_to_rank(smem_addr(smem + kSmemXchg), cluster_rank() ^ 1);
+    if (t == 0) mbar_arrive_expect_tx(xchg, bytes);
+    mbar_wait(xchg, 0);
+    if (g == 0) MLAW_TRACE(seq0, 23);
     float w_self[2], w_peer[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const float ms = xm[rows[r]], ls = xl[rows[r]];
-      const float mp = ld_cluster_f32(peer + 4 * rows[r]);
-      const float lp = ld_cluster_f32(peer + 4 * (kRowsPerTile + rows[r]));
+      const float mp = recv[rows[r]], lp = recv[kRowsPerTile + rows[r]];
+      const float ms = send[rows[r]], ls = send[kRowsPerTile + rows[r]];
       const float mx = fmaxf(ms, mp);
       const float es = ms == -INFINITY ? 0.f : exp2f(ms - mx);
       const float ep = mp == -INFINITY ? 0.f : exp2f(mp - mx);
       const float l = ls * es + lp * ep;
       const float inv = l > 0.f ? 1.f / l : 0.f;
-      w_self[r] = es * inv;
-      w_peer[r] = ep * inv;
-      if (t % 4 == 0) lse2[rows[r]] = l > 0.f ? mx + log2f(l) : -INFINITY;
+      w_self[r] = es * inv;       // on this CTA's unnormalized O
+      w_peer[r] = ep * lp * inv;  // on the partner's normalized O
+      if (lane % 4 == 0) lse2[rows[r]] = l > 0.f ? mx + log2f(l) : -INFINITY;
     }
-    if (live) {
+    if (warp < live_warps) {
+      const uint2* ro =
+          reinterpret_cast<const uint2*>(smem + kXchgRecv + kXchgOOffset + warp * kXchgWarpBytes);
 #pragma unroll
       for (int i = 0; i < 32; ++i) {
-        const float4 x = ld_cluster_f32x4(peer + kXchgOOffset + 16 * (i * 128 + t));
-        o[4 * i] = o[4 * i] * w_self[0] + x.x * w_peer[0];
-        o[4 * i + 1] = o[4 * i + 1] * w_self[0] + x.y * w_peer[0];
-        o[4 * i + 2] = o[4 * i + 2] * w_self[1] + x.z * w_peer[1];
-        o[4 * i + 3] = o[4 * i + 3] * w_self[1] + x.w * w_peer[1];
+        const uint2 x = ro[i * 32 + lane];
+        const float2 a = ElementTraits<T>::unpack(x.x), b = ElementTraits<T>::unpack(x.y);
+        o[4 * i] = o[4 * i] * w_self[0] + a.x * w_peer[0];
+        o[4 * i + 1] = o[4 * i + 1] * w_self[0] + a.y * w_peer[0];
+        o[4 * i + 2] = o[4 * i + 2] * w_self[1] + b.x * w_peer[1];
+        o[4 * i + 3] = o[4 * i + 3] * w_self[1] + b.y * w_peer[1];
       }
     }
   }
-  cluster_arrive();
 }
 
 constexpr int kBarQ = 1;    // consumer named barriers (256 threads)
@@ -461,6 +498,7 @@ constexpr int kBarMax = 2;
 constexpr int kBarP = 3;
 constexpr int kBarP2 = 4;  // split roles: the second half of P written
 constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 threads)
+                            // (7: kBarXchg, above)
 
 // kRole: 1 this warpgroup computes the scores, 0 it does not (compile time: each role's code is
 // scheduled on its own, 1.06-1.08x at H=128 on an H200, logs/sm90_pipe_h200_2026-11-23), 2 decided
@@ -698,13 +736,16 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     }
     named_barrier(kBarMax, kConsumerThreads);  // (also: the score GEMMs are done with Q)
     if (g == 0) MLAW_TRACE(seq0, 20);
-    // A cluster pair's piece: merged with the partner's on chip; this CTA then writes the
-    // columns of warpgroup `keep` (and, with kSlotPairLow, the lse) and the other warpgroup
-    // is done.
-    const bool pair = item.slot <= kSlotPairLow;
-    const int keep = item.slot == kSlotPairHigh ? 1 : 0;
+    // A cluster pair's half: merged with the partner's on chip; this CTA then writes the
+    // columns of warpgroup `keep` (and, the low half, the lse) to out or to the pair's partial
+    // slot, and the other warpgroup is done.
+    const bool pair = kPairs<Kv> && item.slot <= kSlotPairLow;
+    const int keep = pair ? mlaw_pair_high(item.slot) : 0;
+    const int out_slot = pair ? mlaw_pair_out_slot(item.slot) : item.slot;  // < 0: out
     float* pair_lse = red_max;  // [64]: the merged lse of a pair's rows (the loop is done with it)
-    if (pair) pair_merge(o, pair_lse, smem, red_sum, m_run, rows, g, keep, item.valid_rows);
+    if (pair)
+      pair_merge<T>(o, pair_lse, smem, full + 2 * kStages, full + 2 * kStages + 1, red_sum,
+                    m_run, rows, g, keep, item.valid_rows, seq0);
     char* staged = smem + kSmemQ + g * kRowsPerTile * kEpiPitch;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -715,13 +756,13 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       for (int j = 0; j < 32; ++j)
         *reinterpret_cast<uint32_t*>(staged + row * kEpiPitch + 2 * (8 * j + 2 * (lane % 4))) =
             ElementTraits<T>::pack(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
-      if (g == 0 && item.slot != kSlotPairHigh && lane % 4 == 0 && row < item.valid_rows) {
+      if (g == 0 && keep == 0 && lane % 4 == 0 && row < item.valid_rows) {
         const int grow = item.row0 + row;
         const int64_t token = item.qo_start + grow / num_heads;
         const int64_t head = grow % num_heads;
         const float lse2 = pair ? pair_lse[row] : l > 0.f ? m_run[r] + log2f(l) : -INFINITY;
-        if (item.slot >= 0) {
-          plan.partial_lse[static_cast<int64_t>(item.slot) * kRowsPerTile + row] = lse2;
+        if (out_slot >= 0) {
+          plan.partial_lse[static_cast<int64_t>(out_slot) * kRowsPerTile + row] = lse2;
         } else {
           if (args.lse != nullptr)
             args.lse[token * args.lse_stride_token + head] =
@@ -737,19 +778,18 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     for (int row = pair && g != keep ? kRowsPerTile : warp; row < item.valid_rows; row += 4) {
       const uint4 x = *reinterpret_cast<const uint4*>(staged + row * kEpiPitch + 16 * lane);
       T* dst;
-      if (item.slot < 0) {  // direct, or the kept half of a pair
+      if (out_slot < 0) {
         const int grow = item.row0 + row;
         const int64_t token = item.qo_start + grow / num_heads;
         dst = static_cast<T*>(args.out) + token * args.out_stride_token +
               static_cast<int64_t>(grow % num_heads) * args.out_stride_head;
       } else {
         dst = static_cast<T*>(plan.partial_o) +
-              (static_cast<int64_t>(item.slot) * kRowsPerTile + row) * kHeadDimCkv;
+              (static_cast<int64_t>(out_slot) * kRowsPerTile + row) * kHeadDimCkv;
       }
       *reinterpret_cast<uint4*>(dst + g * kOutCols + 8 * lane) = x;
     }
     if (g == 0) MLAW_TRACE(seq0, 19);
-    if (pair) cluster_wait();  // the partner is done reading this CTA's exchange
   }
 }
 
@@ -773,19 +813,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(&full[s], kProducerThreads);
       mbar_init(&empty[s], kConsumerThreads / 32);
     }
+    if (kPairs<Kv>) {  // a cluster pair's `ready` and `xchg` (pair_merge)
+      mbar_init(empty + kStages, 1);
+      mbar_init(empty + kStages + 1, 1);
+    }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
   const int w_begin = plan.cta_work_indptr[blockIdx.x];
   const int w_end = plan.cta_work_indptr[blockIdx.x + 1];
-  // A cluster pair's piece (its CTA's only item): the producer joins the consumers' two cluster
-  // barriers (they count every thread of both CTAs). Pairs need clusters of two (launcher.cuh).
-  // (Worked out again where used: a flag kept live across produce() made ptxas spill there.)
-  auto pair_cta = [&] {
-    return w_end == w_begin + 1 &&
-           plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow;
-  };
-  if (threadIdx.x == 0 && pair_cta() && cluster_size() != 2) __trap();
+  // A cluster pair's half (its CTA's only item) needs clusters of two (launcher.cuh).
+  if (kPairs<Kv> && threadIdx.x == 0 && w_end == w_begin + 1 &&
+      plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow &&
+      cluster_size() != 2)
+    __trap();
   if (threadIdx.x < 128) {
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0 && maps.enabled) {
@@ -793,12 +834,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       prefetch_tensor_map(&maps.kpe);
     }
     produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
-    if (pair_cta()) {
-      cluster_arrive();
-      cluster_wait();
-      cluster_arrive();
-      cluster_wait();
-    }
   } else {
     setmaxnreg_inc<kConsumerRegs>();
     if (kScorers == 2)
