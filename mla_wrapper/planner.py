@@ -25,6 +25,14 @@ for sm90) to consecutive slots merged by one merge item. A tile with no visible 
 one work item (kv_start == kv_end, direct write): the kernel writes o = 0, lse = -inf, so every
 output row is always written. Work items are dealt to the persistent CTAs as contiguous ranges.
 
+Cluster pairs (``CostModel.pair_merge``, the sm90 family's; planner.h pair_merges /
+pair_split): on an even grid, a tile cut in exactly two pieces that are the only items of CTAs
+2k and 2k + 1 becomes a pair merged on chip (no merge item); and when the busy CTAs are at
+most half the grid, each with one item of >= 4 kv tiles (a small batch), every item is cut in
+two halves on CTAs 2k, 2k + 1 that write what it wrote (out or its partial slot). A pair's
+slot value (plan.h mlaw_pair_slot) says which half a CTA runs and where the pair writes. The
+cost statistics are those of the plan before its pairs.
+
 Cost model (kv-token equivalents; ``CostModel``)
 -------------------------------------------------
     cost(work item) = tokens + fixed + fixed_per_row * rows   (+ split_per_row * rows if the

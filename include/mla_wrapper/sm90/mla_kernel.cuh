@@ -45,6 +45,9 @@
 //       slot (16-bit: at B=1 a CTA's output is as many bytes as a KV tile, and an SM moves
 //       only ~24 bytes per clock in or out: H200 trace, logs/sm90_latency_h200_2026-11-23);
 //       lse = m + log2(l) (base 2 for partials).
+//   A cluster pair's half (plan.h mlaw_pair_slot; the paged kernel runs in clusters of two):
+//     the two CTAs merge their states on chip before that epilogue (pair_merge below), and
+//     each writes 256 of the 512 columns (to out or to the pair's partial slot).
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
