@@ -351,6 +351,8 @@ AB_CASES = {  # (H, B, L)
     # cases it plans without pairs (for a library built before pairs: 'lib:' variants)
     "pairs": ((16, 64, 1024), (16, 64, 4096), (32, 64, 4096), (64, 64, 4096), (16, 64, 4096, 2),
               (16, 66, 2048)),
+    # about num_ctas / 2 requests of 16384 tokens (for 'cost:min_chunk=8192': pairs, no merge)
+    "half16k": ((16, 64, 16384), (64, 64, 16384), (32, 60, 16384)),
     # B=1 with long contexts (the planner's pieces grow like sqrt(L): 8-16 tiles)
     "long1": ((128, 1, 16384), (16, 1, 16384), (128, 1, 65536), (16, 1, 65536), (64, 2, 32768)),
     # batches with more row tiles than CTAs (balance cuts)
