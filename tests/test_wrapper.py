@@ -239,6 +239,17 @@ def test_cluster_pair_plans_in_cuda_graph(workspace):
 
 
 @pytest.mark.gpu
+def test_pair_merge_refused_for_sm80(workspace, monkeypatch):
+    """Cluster pairs are sm90's: a cost model asking for them on sm80 is refused by name."""
+    from mla_wrapper import planner
+
+    monkeypatch.setattr(planner, "DEFAULT_COST", planner.CostModel(pair_merge=True))
+    b = make_batch([1024] * 4, 1, 16, 64, torch.bfloat16)
+    with pytest.raises(ValueError, match="pair_merge.*sm80"):
+        plan(new_wrapper(workspace, backend="sm80"), b, False)
+
+
+@pytest.mark.gpu
 def test_temporary_kv_indices_stay_valid(workspace, poison, planned_backend):
     """plan() given a temporary page table (freed by the caller right after the call): run()
     still reads the planned page ids, although the freed block is handed to a new tensor

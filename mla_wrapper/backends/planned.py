@@ -239,9 +239,14 @@ class PlannedKernel:
         return slot
 
     def _planner_cost(self):
-        """The family's planner cost model (``planner_cost()`` in its module), else the default."""
+        """The family's planner cost model (``planner_cost()`` in its module), else the default.
+        Cluster pairs only for a family whose kernel runs them (its PAIR_MERGE)."""
         fn = getattr(self.family, "planner_cost", None)
-        return fn() if fn is not None else None
+        cost = fn() if fn is not None else self._planner_mod.DEFAULT_COST
+        if cost.pair_merge and not getattr(self.family, "PAIR_MERGE", False):
+            raise ValueError(f"CostModel.pair_merge: the {self.name} kernels have no cluster pairs "
+                             f"(only sm90's do); plan with pair_merge=False")
+        return cost
 
     def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype):
         batch = len_h.shape[0]

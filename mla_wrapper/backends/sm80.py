@@ -27,6 +27,7 @@ from .planned import DTYPE_NAMES, DTYPES, HEAD_DIM_CKV, HEAD_DIM_KPE, FamilyABI 
 ROWS_PER_TILE = 64        # query rows (token, head) per CTA tile: kRowsPerTile
 KV_TILE = 64              # KV tokens per kernel iteration: kKvTile (split granularity)
 CTAS_PER_SM = 1           # one CTA per SM (every config uses most of the SM's shared memory)
+PAIR_MERGE = False        # no clusters: its plans must not hold cluster pairs (CostModel.pair_merge)
 MAX_HEADS = 128
 
 # config name -> (kernel KV tile, stages, bytes of dynamic shared memory); must match

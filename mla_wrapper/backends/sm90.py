@@ -20,6 +20,7 @@ from .planned import DTYPE_NAMES, DTYPES, HEAD_DIM_CKV, HEAD_DIM_KPE, FamilyABI 
 ROWS_PER_TILE = 64        # query rows (token, head) per CTA tile (one wgmma M=64 warpgroup tile)
 KV_TILE = 64              # KV tokens per kernel iteration (split granularity)
 CTAS_PER_SM = 1
+PAIR_MERGE = True         # the paged kernel runs in clusters of two: plans may hold cluster pairs
 MAX_HEADS = 128
 ARCH = "sm_90a"           # wgmma / setmaxnreg need the arch-specific target
 
