@@ -121,6 +121,56 @@ def test_many_merge_items(workspace, poison, dtype, heads, lens, planned_backend
     assert w._impl.last_plan.num_merge_items * 5 > w._impl.plan_struct.num_ctas  # the path ran
 
 
+class _GraphRun:
+    """A use_cuda_graph wrapper's static inputs / outputs (cap requests of qo_len tokens, a
+    [pages, page_size, 576] cache) and one captured run() over them: load(b) copies a batch in,
+    replay_check(b) replays into NaN-poisoned out / lse and compares with the reference."""
+
+    def __init__(self, workspace, backend, cap, qo_len, heads, page_size, pages, page_ids):
+        dev = "cuda"
+        self.index = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
+                          kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
+                          kv_indices=torch.zeros(page_ids, dtype=torch.int32, device=dev),
+                          kv_len_arr=torch.zeros(cap, dtype=torch.int32, device=dev))
+        self.w = new_wrapper(workspace, use_cuda_graph=True, backend=backend, **self.index)
+        T = cap * qo_len
+        self.q_nope = torch.empty(T, heads, 512, dtype=torch.bfloat16, device=dev)
+        self.q_pe = torch.empty(T, heads, 64, dtype=torch.bfloat16, device=dev)
+        self.out = torch.empty(T, heads, 512, dtype=torch.bfloat16, device=dev)
+        self.lse = torch.empty(T, heads, dtype=torch.float32, device=dev)
+        cache = torch.empty(pages, page_size, 576, dtype=torch.bfloat16, device=dev)
+        self.ckv, self.kpe = cache[..., :512], cache[..., 512:]
+        self.graph = None
+
+    def load(self, b):
+        self.q_nope.copy_(b["q_nope"])
+        self.q_pe.copy_(b["q_pe"])
+        n = b["ckv"].shape[0]
+        self.ckv[:n].copy_(b["ckv"])
+        self.kpe[:n].copy_(b["kpe"])
+
+    def _run(self):
+        self.w.run(self.q_nope, self.q_pe, self.ckv, self.kpe, out=self.out, lse=self.lse)
+
+    def capture(self):
+        """One warm-up run on a side stream, then the capture (after a plan() and a load())."""
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            self._run()
+        torch.cuda.current_stream().wait_stream(s)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self._run()
+
+    def replay_check(self, b, causal):
+        self.out.fill_(float("nan"))
+        self.lse.fill_(float("nan"))
+        self.graph.replay()
+        torch.cuda.synchronize()
+        check(dict(b, ckv=self.ckv, kpe=self.kpe), self.out, self.lse, causal)
+
+
 def _num_ctas():
     """The sm90 family's persistent grid on this GPU (one CTA per SM)."""
     from mla_wrapper.backends import sm90
@@ -189,52 +239,23 @@ def test_cluster_pair_plans_in_cuda_graph(workspace):
     the same: clusters of two whenever num_ctas is even)."""
     if "sm90" not in planned_backends():
         pytest.skip("needs a Hopper GPU (the sm90 family)")
-    heads, page_size, dev = 16, 64, "cuda"
+    heads, page_size = 16, 64
     cap = _num_ctas() // 2
-    bufs = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
-                kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
-                kv_indices=torch.zeros(cap * 64, dtype=torch.int32, device=dev),
-                kv_len_arr=torch.zeros(cap, dtype=torch.int32, device=dev))
-    w = new_wrapper(workspace, use_cuda_graph=True, backend="sm90", **bufs)
     rng = np.random.default_rng(3)
     batches = [[1024] * cap, [int(x) for x in rng.integers(1, 4000, cap)], [2048] * cap]
     made = [make_batch(lens, 1, heads, page_size, torch.bfloat16, seed=30 + i)
             for i, lens in enumerate(batches)]
     pages = max(b["ckv"].shape[0] for b in made)
-    q_nope = torch.empty(cap, heads, 512, dtype=torch.bfloat16, device=dev)
-    q_pe = torch.empty(cap, heads, 64, dtype=torch.bfloat16, device=dev)
-    out = torch.empty(cap, heads, 512, dtype=torch.bfloat16, device=dev)
-    lse = torch.empty(cap, heads, dtype=torch.float32, device=dev)
-    cache = torch.empty(pages, page_size, 576, dtype=torch.bfloat16, device=dev)
-    ckv, kpe = cache[..., :512], cache[..., 512:]
-
-    def load(b):
-        q_nope.copy_(b["q_nope"])
-        q_pe.copy_(b["q_pe"])
-        n = b["ckv"].shape[0]
-        ckv[:n].copy_(b["ckv"])
-        kpe[:n].copy_(b["kpe"])
-
-    plan(w, made[0], False)
-    load(made[0])
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        w.run(q_nope, q_pe, ckv, kpe, out=out, lse=lse)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        w.run(q_nope, q_pe, ckv, kpe, out=out, lse=lse)
+    gr = _GraphRun(workspace, "sm90", cap, 1, heads, page_size, pages, cap * 64)
+    plan(gr.w, made[0], False)
+    gr.load(made[0])
+    gr.capture()
     seen = []
     for b in made[1:] + made[:1]:
-        plan(w, b, False)
-        seen.append(_pair_items(w, b, False))
-        load(b)
-        out.fill_(float("nan"))
-        lse.fill_(float("nan"))
-        g.replay()
-        torch.cuda.synchronize()
-        check(dict(b, ckv=ckv, kpe=kpe), out, lse, False)
+        plan(gr.w, b, False)
+        seen.append(_pair_items(gr.w, b, False))
+        gr.load(b)
+        gr.replay_check(b, False)
     assert seen[0] < cap and seen[1] == cap and seen[2] == cap  # mixed, all pairs, all pairs
 
 
@@ -378,50 +399,18 @@ def test_inflight_replan(workspace, poison):
 def test_cuda_graph_replan_replay(workspace, heads, qo_len, planned_backend):
     """Capture at batch B with lengths X, re-plan with lengths Y (and a smaller batch), replay."""
     cap, page_size = 8, 16
-    dev = "cuda"
     causal = qo_len > 1
-    bufs = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
-                kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
-                kv_indices=torch.zeros(4096, dtype=torch.int32, device=dev),
-                kv_len_arr=torch.zeros(cap, dtype=torch.int32, device=dev))
-    w = new_wrapper(workspace, use_cuda_graph=True, backend=planned_backend, **bufs)
+    gr = _GraphRun(workspace, planned_backend, cap, qo_len, heads, page_size, 2048, 4096)
     bx = make_batch([100, 2000, 5, 0, 3000, 64, 65, 1], qo_len, heads, page_size,
                     torch.bfloat16, seed=21)
-    plan(w, bx, causal)
-    T = cap * qo_len
-    q_nope = torch.empty(T, heads, 512, dtype=torch.bfloat16, device=dev)
-    q_pe = torch.empty(T, heads, 64, dtype=torch.bfloat16, device=dev)
-    out = torch.empty(T, heads, 512, dtype=torch.bfloat16, device=dev)
-    lse = torch.empty(T, heads, dtype=torch.float32, device=dev)
-    cache = torch.empty(2048, page_size, 576, dtype=torch.bfloat16, device=dev)
-    ckv, kpe = cache[..., :512], cache[..., 512:]
-
-    def load(b):
-        q_nope.copy_(b["q_nope"])
-        q_pe.copy_(b["q_pe"])
-        n = b["ckv"].shape[0]
-        ckv[:n].copy_(b["ckv"])
-        kpe[:n].copy_(b["kpe"])
-
-    load(bx)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        w.run(q_nope, q_pe, ckv, kpe, out=out, lse=lse)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        w.run(q_nope, q_pe, ckv, kpe, out=out, lse=lse)
+    plan(gr.w, bx, causal)
+    gr.load(bx)
+    gr.capture()
     for seed, lens in ((22, [3000, 1, 77, 2500, 0, 1024, 63, 999]), (23, [4000, 4000, 9, 1, 2, 3, 4, 5])):
         by = make_batch(lens, qo_len, heads, page_size, torch.bfloat16, seed=seed)
-        plan(w, by, causal)
-        load(by)
-        out.fill_(float("nan"))
-        lse.fill_(float("nan"))
-        g.replay()
-        torch.cuda.synchronize()
-        by = dict(by, ckv=ckv, kpe=kpe)
-        check(by, out, lse, causal)
+        plan(gr.w, by, causal)
+        gr.load(by)
+        gr.replay_check(by, causal)
 
 
 # ------------------------------------------------------------------------------- errors

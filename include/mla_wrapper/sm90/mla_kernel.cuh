@@ -455,7 +455,7 @@ __device__ __forceinline__ void pair_merge(float (&o)[128], float* lse2, char* s
   named_barrier(kBarXchg, kConsumerThreads);
   const uint32_t bytes = kXchgOOffset + live_warps * kXchgWarpBytes;
   if (g != keep && t == 0) {
-    mbar_wait_cluster(ready, 0);  // the partner's stages are free (and its arrival landed)
+    mbar_wait<true>(ready, 0);  // the partner's stages are free (and its arrival landed)
     if (g == 0) MLAW_TRACE(seq0, 22);
     bulk_copy_to_cluster(map_to_rank(smem_addr(smem + kXchgRecv), peer), smem_addr(send), bytes,
                          map_to_rank(smem_addr(xchg), peer));
@@ -750,6 +750,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       pair_merge<T>(o, pair_lse, smem, full + 2 * kStages, full + 2 * kStages + 1, red_sum,
                     m_run, rows, g, keep, item.valid_rows, seq0);
     char* staged = smem + kSmemQ + g * kRowsPerTile * kEpiPitch;
+    // (A pair's other warpgroup stages its rows too, and stores none below: skipping the staging
+    // for it made ptxas spill the work-item loop's counter.)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = rows[r];

@@ -114,18 +114,25 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
 #ifndef MLAW_SM90_WAIT_TIMEOUT_CYCLES
 #define MLAW_SM90_WAIT_TIMEOUT_CYCLES (1ll << 36)
 #endif
+// kCluster: acquire at cluster scope (the phase was completed from another CTA of the cluster).
+template <bool kCluster = false>
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
   const uint32_t addr = smem_addr(bar);
   uint32_t done = 0;
   const long long start = clock64();
   while (true) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(addr), "r"(parity)
-        : "memory");
+#define MLAW_MBAR_TRY_WAIT(scope)                                                   \
+  asm volatile("{\n.reg .pred p;\n"                                               \
+               "mbarrier.try_wait.parity.acquire." scope ".shared::cta.b64 p, [%1], %2;\n" \
+               "selp.u32 %0, 1, 0, p;\n}\n"                                        \
+               : "=r"(done)                                                        \
+               : "r"(addr), "r"(parity)                                            \
+               : "memory")
+    if constexpr (kCluster)
+      MLAW_MBAR_TRY_WAIT("cluster");
+    else
+      MLAW_MBAR_TRY_WAIT("cta");
+#undef MLAW_MBAR_TRY_WAIT
     if (done) return;
     // No printf here: a function call in the kernel makes ptxas serialize every wgmma (C7510).
     if (clock64() - start > MLAW_SM90_WAIT_TIMEOUT_CYCLES) __trap();
@@ -229,23 +236,6 @@ __device__ __forceinline__ void bulk_copy_to_cluster(uint32_t dst, uint32_t src,
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(bar)
                : "memory");
-}
-// mbar_wait with cluster-scope acquire (the phase was completed from another CTA).
-__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity) {
-  const uint32_t addr = smem_addr(bar);
-  uint32_t done = 0;
-  const long long start = clock64();
-  while (true) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(addr), "r"(parity)
-        : "memory");
-    if (done) return;
-    if (clock64() - start > MLAW_SM90_WAIT_TIMEOUT_CYCLES) __trap();
-  }
 }
 __device__ __forceinline__ void bulk_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
