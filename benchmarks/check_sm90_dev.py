@@ -192,8 +192,10 @@ def print_trace(w, what):
                 e = t[c, i] - z
                 line.append(f"tile {i}: issued {e[15]} full {e[1]} S {e[2]} P0 {e[4]} "
                             f"PV {e[6]}/{e[13]}")
-            line.append(f"epilogue: sums {t[c, 0, 20] - z} staged {t[c, 0, 21] - z} "
-                        f"stored {t[c, 0, 19] - z}")
+            line.append(f"epilogue: sums {t[c, 0, 20] - z} "
+                        + (f"scales {t[c, 0, 24] - z} stmatrix {t[c, 0, 25] - z} "
+                           if events > 25 else "")
+                        + f"staged {t[c, 0, 21] - z} stored {t[c, 0, 19] - z}")
             if events > 23 and t[c, 0, 22]:  # a cluster pair: barrier passed, exchange done
                 line.append(f"pair: barrier {t[c, 0, 22] - z} exchange {t[c, 0, 23] - z}")
             print(f"  cta {c}: " + "; ".join(line))

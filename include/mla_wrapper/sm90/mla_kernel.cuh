@@ -148,12 +148,13 @@ namespace sm90 {
 // Events 0-6 scorer, 7-13 P V warpgroup, 14-15 producer (per tile); 16-21 per work item, stored
 // with its first tile: Q load started (16 scorer, 17 P V warpgroup), Q landed (18), epilogue
 // row sums (20), rows staged (21), rows stored (19); a cluster pair's barrier passed (22) and
-// exchange received or sent (23).
+// exchange received or sent (23); the epilogue's row scales and lse done (24), its stmatrix
+// issued (25, before the warpgroup's barrier).
 #ifndef MLAW_SM90_TRACE
 #define MLAW_SM90_TRACE 0
 #endif
 #if MLAW_SM90_TRACE
-constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 24;
+constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 26;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 #define MLAW_TRACE(seq, e)                                                              \
   do {                                                                                  \
@@ -750,17 +751,12 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       pair_merge<T>(o, pair_lse, smem, full + 2 * kStages, full + 2 * kStages + 1, red_sum,
                     m_run, rows, g, keep, item.valid_rows, seq0);
     char* staged = smem + kSmemQ + g * kRowsPerTile * kEpiPitch;
-    // (A pair's other warpgroup stages its rows too, and stores none below: skipping the staging
-    // for it made ptxas spill the work-item loop's counter.)
+    float inv[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = rows[r];
       const float l = red_sum[row] + red_sum[kRowsPerTile + row];
-      const float inv = pair ? 1.f : l > 0.f ? 1.f / l : 0.f;
-#pragma unroll
-      for (int j = 0; j < 32; ++j)
-        *reinterpret_cast<uint32_t*>(staged + row * kEpiPitch + 2 * (8 * j + 2 * (lane % 4))) =
-            ElementTraits<T>::pack(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+      inv[r] = pair ? 1.f : l > 0.f ? 1.f / l : 0.f;
       if (g == 0 && keep == 0 && lane % 4 == 0 && row < item.valid_rows) {
         const int grow = item.row0 + row;
         const int64_t token = item.qo_start + grow / num_heads;
@@ -776,6 +772,25 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         }
       }
     }
+    if (g == 0) MLAW_TRACE(seq0, 24);
+    // The rows as 16-bit, through stmatrix: lanes 8i .. 8i + 7 address matrix i's rows (i = 0, 1:
+    // rows 0-7 / 8-15 of the warp's 16, column block 2jj; i = 2, 3: block 2jj + 1). 16 stmatrix
+    // in place of 64 STS.32 and their addresses (straight-line code, cold at B=1); at B=1 the
+    // staging takes ~400 clocks, after ~1300 for the row scales and lse above (H100 trace, H=128
+    // L=1024, logs/sm90_s15_h100_2026-11-25). (A pair's other warpgroup stages its rows too,
+    // and stores none below: skipping the staging for it made ptxas spill the item loop's counter.)
+    const uint32_t stage_lane = smem_addr(staged) + lane / 16 * 16 +
+                                (16 * warp + (lane / 8 % 2) * 8 + lane % 8) * kEpiPitch;
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj) {
+      const int j = 2 * jj;
+      stmatrix_x4(stage_lane + 32 * jj,
+                  ElementTraits<T>::pack(o[4 * j] * inv[0], o[4 * j + 1] * inv[0]),
+                  ElementTraits<T>::pack(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
+                  ElementTraits<T>::pack(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
+                  ElementTraits<T>::pack(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
+    }
+    if (g == 0) MLAW_TRACE(seq0, 25);
     named_barrier(kBarEpi + g, 128);  // this warpgroup's rows are staged
     if (g == 0) MLAW_TRACE(seq0, 21);
     // Warp w copies rows w, w + 4, ... (the valid rows of a small head count spread over all

@@ -240,6 +240,15 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar) {
 __device__ __forceinline__ void bulk_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
+// Four 8 x 8 16-bit matrices to shared memory: matrix i from register r_i of every lane (lane l
+// holds row l / 4, columns 2 (l % 4) and + 1: an mma accumulator fragment), lanes 8i .. 8i + 7
+// give the addresses of matrix i's rows (16 bytes each).
+__device__ __forceinline__ void stmatrix_x4(uint32_t smem, uint32_t r0, uint32_t r1, uint32_t r2,
+                                            uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
 
 template <int kRegs>
 __device__ __forceinline__ void setmaxnreg_inc() {
