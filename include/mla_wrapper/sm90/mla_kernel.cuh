@@ -67,7 +67,12 @@
 // the time (logs/sm90_latency_h200_2026-11-23): Q (72 KB at H=128) lands ~7800 clocks after it
 // is requested next to the first tiles, and the 64 KB of 16-bit output take ~1800 clocks to
 // leave (~20-35 bytes per clock per SM either way); holding the second tile back until the first
-// landed did not move Q (not kept).
+// landed did not move Q (not kept). H100, H=128 B=1 L=1024 (logs/sm90_s15_h100_2026-11-25): a
+// CTA's 216 KB (Q, two tiles) land ~12400 clocks after its Q load starts (~17 bytes a clock),
+// the tiles take ~3300 clocks each, the epilogue ~4000 (64 KB of stores ~2200 of them), and the
+// combine ends ~2.9 us after the attention grid; the producer's second tile goes out ~2400
+// clocks after its first (its page id queues behind the first tiles' bytes), but loading both
+// ids first delayed the first tile instead (not kept).
 // Also measured (logs/sm90_lagpv_h200_2026-11-23): the other warpgroup's P_i V one tile late,
 // under the scorer's softmax of tile i+1 (the scorer's own P V from registers, stages loaded and
 // released in two parts, the late part read last by the next score GEMM): correct, but 0.87-0.98x
