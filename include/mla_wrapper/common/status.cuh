@@ -16,6 +16,21 @@ inline int launch_status() {
   return err == cudaSuccess ? 0 : static_cast<int>(err);
 }
 
+// A cudaLaunchKernelEx configuration with one launch attribute, `attr` (applied only when
+// `use_attr`): the planned families' cluster, cooperative and programmatic launches.
+inline cudaLaunchConfig_t launch_config(dim3 grid, dim3 block, size_t smem_bytes,
+                                        cudaStream_t stream, cudaLaunchAttribute* attr,
+                                        bool use_attr) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem_bytes;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = use_attr ? 1 : 0;
+  return cfg;
+}
+
 }  // namespace mlaw
 
 #define MLAW_CUDA_TRY(expr)                                   \

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/common/status.cuh"
 #include "mla_wrapper/merge/state.cuh"
 #include "mla_wrapper/sm80/config.h"
 #include "mla_wrapper/sm80/traits.cuh"
@@ -200,23 +201,16 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
   const int max_grid = kCombineCtasPerSm * sm_count;
   const int grid = static_cast<int>(blocks_needed < max_grid ? blocks_needed : max_grid);
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(grid);
-  cfg.blockDim = dim3(kCombineWarps * 32);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  const cudaLaunchConfig_t cfg = launch_config(grid, kCombineWarps * 32, 0, stream, &attr, pdl);
   const cudaError_t err =
       many ? cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P, kCombineManySlotBatch, kCombineManyParts>,
                                 *plan, *args)
            : cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P>, *plan, *args);
   if (err != cudaSuccess) return static_cast<int>(err);
-  const cudaError_t last = cudaGetLastError();
-  return last == cudaSuccess ? 0 : static_cast<int>(last);
+  return launch_status();
 }
 
 }  // namespace sm80

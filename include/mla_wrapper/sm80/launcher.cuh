@@ -83,16 +83,11 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
                      static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile <=
                          static_cast<int64_t>(kFusedCombineMaxRowsPerWarp) * kWarps * plan->num_ctas;
   if (fused) {  // attention + combine in one cooperative launch
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(plan->num_ctas);
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = kSmemBytes;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeCooperative;
+    attr.val.cooperative = 1;
+    const cudaLaunchConfig_t cfg =
+        launch_config(plan->num_ctas, kThreads, kSmemBytes, stream, &attr, true);
     MLAW_CUDA_TRY(cudaLaunchKernelEx(&cfg, mla_attention_kernel<T, Cfg, Kv>, *plan, *args, 1, kvm));
     return launch_status();
   }

@@ -148,18 +148,13 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     // plan made with pair_merge (the sm90 family's, planner.h pair_merges) can merge a tile's
     // two pieces on chip; the choice depends only on num_ctas, so a captured launch suits every
     // later plan. With one ~226 KB CTA per SM, 66 clusters of two fill an H100's 132 SMs.
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(plan->num_ctas);
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = kSmemAlloc;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 2;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = kPairs<Kv> && plan->num_ctas % 2 == 0 ? 1 : 0;
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = 2;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    const cudaLaunchConfig_t cfg = launch_config(plan->num_ctas, kThreads, kSmemAlloc, stream, &attr,
+                                                 kPairs<Kv> && plan->num_ctas % 2 == 0);
     const cudaError_t err = cudaLaunchKernelEx(&cfg, mla_sm90_kernel<T, Kv>, *plan, *args, kvm,
                                                make_kv_maps<Kv>(*args));
     if (err != cudaSuccess) return static_cast<int>(err);
