@@ -223,6 +223,7 @@ class MlaRunArgsStruct(ctypes.Structure):
         ("causal", _i32),
         ("lse_base_e", _i32),
         ("num_pages", _i32),
+        ("num_q_tokens", _i32),
     ]
 
 

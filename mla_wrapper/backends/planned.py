@@ -186,6 +186,7 @@ class PlannedKernel:
         self.kv_indices_ptr = 0
         self.lse_base_e = 0
         self.num_pages = 0
+        self.num_q_tokens = 0
 
     def _ensure_layout(self, batch: int, num_tokens: int, num_heads: int) -> None:
         import torch  # noqa: PLC0415
@@ -319,6 +320,8 @@ class PlannedKernel:
             self.lse_base_e = self.args.lse_base_e = 1 if lse_base_e else 0
         if ckv.shape[0] != self.num_pages:   # bounds of the cache for sm90's TMA tensor maps
             self.num_pages = self.args.num_pages = ckv.shape[0]
+        if q_nope.shape[0] != self.num_q_tokens:   # bounds of q for sm90's Q tensor maps
+            self.num_q_tokens = self.args.num_q_tokens = q_nope.shape[0]
         status = self.fn(self.plan_ptr, self.args_ptr, stream)
         if status:
             raise self.module.error(self.family.RUN_EXPORT, status)

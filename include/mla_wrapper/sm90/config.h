@@ -64,9 +64,18 @@ constexpr int kSmemP = kSmemKv + kStages * kKvStageBytes;
 constexpr int kSmemRedMax = kSmemP + kPBytes;                                 // [2][64] float
 constexpr int kSmemRedSum = kSmemRedMax + kConsumerWarpgroups * kRowsPerTile * 4;  // [2][64]
 constexpr int kSmemBarriers = kSmemRedSum + kConsumerWarpgroups * kRowsPerTile * 4;
-constexpr int kSmemBytes = kSmemBarriers + (2 * kStages + 2) * 8;  // full, empty, pair ready / exchange
+constexpr int kSmemBytes = kSmemBarriers + (2 * kStages + 3) * 8;  // full, empty, pair ready / exchange, Q
 constexpr int kSmemAlign = 1024;  // swizzled tiles need 1024-byte alignment
 constexpr int kSmemAlloc = kSmemBytes + kSmemAlign;
+
+// Q rows by TMA (QTensorMaps, mla_kernel.cuh) where the query layout allows; 0: always cp.async
+// (A/B builds).
+#ifndef MLAW_SM90_TMA_Q
+#define MLAW_SM90_TMA_Q 1
+#endif
+#ifndef MLAW_SM90_TMA_Q_MIN_HEADS  // fewer heads: cp.async (at least 8, see make_q_maps)
+#define MLAW_SM90_TMA_Q_MIN_HEADS 8
+#endif
 
 // Epilogue: consumer warpgroup g stages its O / l half as 16-bit rows in the Q tile (unused
 // once the item's last score GEMM is done) at a pitch padded by 16 bytes (conflict-free

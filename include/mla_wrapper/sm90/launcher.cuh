@@ -109,6 +109,68 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   return maps;
 }
 
+// One query tensor [tokens][heads][cols] (16-bit elements, strides in elements) as a TMA map
+// with boxes of 64 columns x box_heads heads x 1 token in the 128-byte swizzle (load_q_tma).
+inline bool encode_q_map(CUtensorMap* map, const void* base, int cols, int64_t stride_token,
+                         int64_t stride_head, int heads, int tokens, int box_heads) {
+  PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0 || stride_token <= 0 ||
+      stride_head <= 0 || (stride_token * 2) % 16 != 0 || (stride_head * 2) % 16 != 0 ||
+      stride_token * 2 >= (int64_t(1) << 40) || stride_head * 2 >= (int64_t(1) << 40))
+    return false;
+  const cuuint64_t dims[3] = {cuuint64_t(cols), cuuint64_t(heads), cuuint64_t(tokens)};
+  const cuuint64_t strides[2] = {cuuint64_t(stride_head * 2), cuuint64_t(stride_token * 2)};
+  const cuuint32_t box[3] = {cuuint32_t(kBlockCols), cuuint32_t(box_heads), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(base), dims, strides,
+                box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The query rows' TMA maps for this run (box_heads 0: load_q's cp.async). A row tile is whole
+// tokens' heads when 64 % heads == 0 or heads % 64 == 0; heads >= 8 keeps every box on a
+// 1024-byte swizzle atom of the Q tile. Cached per thread like the cache's maps (a serving
+// engine's q buffers come back at the same addresses: the allocator reuses them, a CUDA graph
+// keeps them); a miss costs two encodes of host time.
+struct QMapsEntry {
+  const void* q_nope = nullptr;
+  const void* q_pe = nullptr;
+  int64_t strides[4] = {0, 0, 0, 0};
+  int32_t heads = 0, tokens = 0;
+  QTensorMaps maps;
+};
+inline QTensorMaps make_q_maps(const MlaRunArgs& a) {
+  QTensorMaps maps;
+  maps.box_heads = 0;
+  const int h = a.num_heads;
+  if (!MLAW_SM90_TMA_Q || a.num_q_tokens <= 0 || h < MLAW_SM90_TMA_Q_MIN_HEADS ||
+      (kRowsPerTile % h != 0 && h % kRowsPerTile != 0))
+    return maps;
+  static thread_local QMapsEntry cache[8];
+  QMapsEntry& e = cache[(reinterpret_cast<uintptr_t>(a.q_nope) >> 8) % 8];
+  if (e.q_nope == a.q_nope && e.q_pe == a.q_pe && e.strides[0] == a.q_nope_stride_token &&
+      e.strides[1] == a.q_nope_stride_head && e.strides[2] == a.q_pe_stride_token &&
+      e.strides[3] == a.q_pe_stride_head && e.heads == h && e.tokens == a.num_q_tokens)
+    return e.maps;
+  const int bh = h < kRowsPerTile ? h : kRowsPerTile;
+  if (encode_q_map(&maps.nope, a.q_nope, kHeadDimCkv, a.q_nope_stride_token,
+                   a.q_nope_stride_head, h, a.num_q_tokens, bh) &&
+      encode_q_map(&maps.pe, a.q_pe, kHeadDimKpe, a.q_pe_stride_token, a.q_pe_stride_head, h,
+                   a.num_q_tokens, bh))
+    maps.box_heads = bh;
+  e.q_nope = a.q_nope;
+  e.q_pe = a.q_pe;
+  e.strides[0] = a.q_nope_stride_token;
+  e.strides[1] = a.q_nope_stride_head;
+  e.strides[2] = a.q_pe_stride_token;
+  e.strides[3] = a.q_pe_stride_head;
+  e.heads = h;
+  e.tokens = a.num_q_tokens;
+  e.maps = maps;
+  return maps;
+}
+
 struct DeviceSetup {
   bool ready = false;
   int sm_count = 0;
@@ -156,7 +218,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     const cudaLaunchConfig_t cfg = launch_config(plan->num_ctas, kThreads, kSmemAlloc, stream, &attr,
                                                  kPairs<Kv> && plan->num_ctas % 2 == 0);
     const cudaError_t err = cudaLaunchKernelEx(&cfg, mla_sm90_kernel<T, Kv>, *plan, *args, kvm,
-                                               make_kv_maps<Kv>(*args));
+                                               make_kv_maps<Kv>(*args), make_q_maps(*args));
     if (err != cudaSuccess) return static_cast<int>(err);
     if (int st = launch_status()) return st;
   }

@@ -154,12 +154,12 @@ namespace sm90 {
 // with its first tile: Q load started (16 scorer, 17 P V warpgroup), Q landed (18), epilogue
 // row sums (20), rows staged (21), rows stored (19); a cluster pair's barrier passed (22) and
 // exchange received or sent (23); the epilogue's row scales and lse done (24), its stmatrix
-// issued (25, before the warpgroup's barrier).
+// issued (25, before the warpgroup's barrier); the CTA's start (26, thread 0, with tile 0).
 #ifndef MLAW_SM90_TRACE
 #define MLAW_SM90_TRACE 0
 #endif
 #if MLAW_SM90_TRACE
-constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 26;
+constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 27;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 #define MLAW_TRACE(seq, e)                                                              \
   do {                                                                                  \
@@ -204,6 +204,17 @@ struct KvTensorMaps {
   CUtensorMap ckv;
   CUtensorMap kpe;
   int enabled;
+};
+
+// TMA descriptors of the query rows (launcher.cuh make_q_maps): q_nope as [tokens][heads][512]
+// and q_pe as [tokens][heads][64], boxes of 64 columns x box_heads heads x 1 token in the
+// 128-byte swizzle of the Q tile. box_heads = min(num_heads, 64) where every row tile is whole
+// tokens' heads in one box per token (64 % heads == 0 or heads % 64 == 0, heads >= 8 so that
+// each box starts on a 1024-byte swizzle atom); 0: Q goes through cp.async (load_q).
+struct QTensorMaps {
+  CUtensorMap nope;
+  CUtensorMap pe;
+  int box_heads;
 };
 
 // Tokens of one TMA box along a page: whole 64-token tiles for pages that are multiples of 64,
@@ -402,6 +413,32 @@ __device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& i
   fence_proxy_async();
 }
 
+// Q by TMA (qm.box_heads > 0): lane 0 of the calling warp expects the item's bytes on `bar`,
+// then lane k issues the 9 column-block boxes of the item's k-th query token (k < tokens: the
+// row tile's valid rows rounded up to whole tokens). Rows past them keep stale bytes: those
+// rows' scores are masked in every tile (limit 0) and never written. Q is read again by every
+// piece of a split row tile: L2 evict-last.
+__device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, const WorkItem& item,
+                                           int num_heads, uint32_t q_smem, uint64_t* bar,
+                                           int lane) {
+  const int bh = qm.box_heads;
+  const int tokens = (item.valid_rows + bh - 1) / bh;
+  const int token0 = item.qo_start + item.row0 / num_heads;
+  const int head0 = item.row0 % num_heads;
+  if (lane == 0) mbar_arrive_expect_tx(bar, uint32_t(tokens * bh * kRowBytes * kColBlocks));
+  __syncwarp();
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  for (int k = lane; k < tokens; k += 32) {
+    const uint32_t dst = q_smem + k * bh * kRowBytes;
+#pragma unroll
+    for (int b = 0; b < kColBlocks - 1; ++b)
+      tma_load_3d(dst + b * kQBlockBytes, &qm.nope, bar, b * kBlockCols, head0, token0 + k,
+                  policy);
+    tma_load_3d(dst + (kColBlocks - 1) * kQBlockBytes, &qm.pe, bar, 0, head0, token0 + k, policy);
+  }
+}
+
 constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
 
 // Cluster pairs are made for the paged (dense) kernel only: the gather mode's plans have none
@@ -514,8 +551,8 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // at run time (g < kScorers: two scorers).
 template <typename T, int kRole, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
-                                        int w_begin, int w_end, char* smem, uint64_t* full,
-                                        uint64_t* empty) {
+                                        const QTensorMaps& qm, int w_begin, int w_end, char* smem,
+                                        uint64_t* full, uint64_t* empty) {
   const int ctid = threadIdx.x - 128;  // 0..255
   const int g = ctid / 128;            // consumer warpgroup
   const int warp = (ctid % 128) / 32;  // warp of the warpgroup: rows 16 warp .. 16 warp + 15
@@ -530,15 +567,25 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   const float scale_log2 = args.sm_scale * 1.4426950408889634f;
   const int num_heads = args.num_heads;
   int seq = 0;
+  uint64_t* q_bar = full + 2 * kStages + 2;  // Q by TMA landed
+  uint32_t q_phase = 0;
 
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item(plan, w, num_heads, kvm);
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
+    if (MLAW_SM90_TMA_Q && qm.box_heads > 0)
+      fence_proxy_async();  // the epilogue's staging stores come before the TMA's Q writes
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
     if (item.num_tiles > 0) {
       MLAW_TRACE(seq0, 16 + g);
-      load_q<T>(args, item, q_smem, ctid);
-      named_barrier(kBarQ, kConsumerThreads);
+      if (MLAW_SM90_TMA_Q && qm.box_heads > 0) {
+        if (ctid < 32) load_q_tma(qm, item, num_heads, q_smem, q_bar, lane);
+        mbar_wait(q_bar, q_phase);
+        q_phase ^= 1;
+      } else {
+        load_q<T>(args, item, q_smem, ctid);
+        named_barrier(kBarQ, kConsumerThreads);
+      }
       MLAW_TRACE(seq0, 18);
     }
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
@@ -823,7 +870,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
 template <typename T, typename Kv = PagedKv>
 __global__ void __launch_bounds__(kThreads, 1)
     mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm,
-                    const __grid_constant__ KvTensorMaps maps) {
+                    const __grid_constant__ KvTensorMaps maps,
+                    const __grid_constant__ QTensorMaps qmaps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(1024) char smem_raw[];
   // Let the combine kernel launch now (it waits for this grid's completion before reading).
@@ -831,6 +879,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Aligned by offsetting the shared array itself (not through an integer cast), so that every
   // access through `smem` stays a shared-memory instruction (LDS / STS), not a generic one.
   char* smem = smem_raw + ((kSmemAlign - smem_addr(smem_raw) % kSmemAlign) % kSmemAlign);
+  if (threadIdx.x == 0) MLAW_TRACE(0, 26);
+  if (MLAW_SM90_TMA_Q && threadIdx.x == 32 && qmaps.box_heads > 0) {  // Q's maps are used first
+    prefetch_tensor_map(&qmaps.nope);
+    prefetch_tensor_map(&qmaps.pe);
+  }
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + kSmemBarriers);
   uint64_t* empty = full + kStages;
   if (threadIdx.x == 0) {
@@ -842,6 +895,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(empty + kStages, 1);
       mbar_init(empty + kStages + 1, 1);
     }
+    mbar_init(empty + kStages + 2, 1);  // Q by TMA landed
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -862,11 +916,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else {
     setmaxnreg_inc<kConsumerRegs>();
     if (kScorers == 2)
-      consume<T, 2>(plan, args, kvm, w_begin, w_end, smem, full, empty);
+      consume<T, 2>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
     else if (threadIdx.x < 256)
-      consume<T, 1>(plan, args, kvm, w_begin, w_end, smem, full, empty);
+      consume<T, 1>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
     else
-      consume<T, 0>(plan, args, kvm, w_begin, w_end, smem, full, empty);
+      consume<T, 0>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
   }
 #endif
 }
