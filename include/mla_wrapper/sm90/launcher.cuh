@@ -171,6 +171,11 @@ inline QTensorMaps make_q_maps(const MlaRunArgs& a) {
   return maps;
 }
 
+// The paged kernel has a Q-by-TMA instance (mla_kernel.cuh kQTma); the gather mode loads Q with
+// cp.async only (its library leaves the other instance out).
+template <typename Kv>
+constexpr bool kQTmaKernel = MLAW_SM90_TMA_Q && std::is_same<Kv, PagedKv>::value;
+
 struct DeviceSetup {
   bool ready = false;
   int sm_count = 0;
@@ -200,6 +205,9 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
                   kSmemAlloc, device, smem_optin);
     MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc));
+    if constexpr (kQTmaKernel<Kv>)
+      MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc));
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     ds.sm_count = sms;
@@ -217,8 +225,12 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     attr.val.clusterDim.z = 1;
     const cudaLaunchConfig_t cfg = launch_config(plan->num_ctas, kThreads, kSmemAlloc, stream, &attr,
                                                  kPairs<Kv> && plan->num_ctas % 2 == 0);
-    const cudaError_t err = cudaLaunchKernelEx(&cfg, mla_sm90_kernel<T, Kv>, *plan, *args, kvm,
-                                               make_kv_maps<Kv>(*args), make_q_maps(*args));
+    const QTensorMaps qmaps = kQTmaKernel<Kv> ? make_q_maps(*args) : QTensorMaps{};
+    auto kernel = mla_sm90_kernel<T, Kv>;
+    if constexpr (kQTmaKernel<Kv>)
+      if (qmaps.box_heads > 0) kernel = mla_sm90_kernel<T, Kv, true>;
+    const cudaError_t err =
+        cudaLaunchKernelEx(&cfg, kernel, *plan, *args, kvm, make_kv_maps<Kv>(*args), qmaps);
     if (err != cudaSuccess) return static_cast<int>(err);
     if (int st = launch_status()) return st;
   }

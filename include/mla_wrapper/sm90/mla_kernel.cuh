@@ -429,6 +429,9 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, const WorkItem
   __syncwarp();
   uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  // (not unrolled: ptxas made 14 copies of this loop, 126 TMA issues and ~4500 SASS
+  // instructions, whose cold fetch slowed every short launch by 1-3 us; H100 2026-11-26)
+#pragma unroll 1
   for (int k = lane; k < tokens; k += 32) {
     const uint32_t dst = q_smem + k * bh * kRowBytes;
 #pragma unroll
@@ -549,7 +552,12 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // kRole: 1 this warpgroup computes the scores, 0 it does not (compile time: each role's code is
 // scheduled on its own, 1.06-1.08x at H=128 on an H200, logs/sm90_pipe_h200_2026-11-23), 2 decided
 // at run time (g < kScorers: two scorers).
-template <typename T, int kRole, typename Kv>
+// kQTma: Q by TMA (load_q_tma; the launcher picks the kernel instance with it where make_q_maps
+// made maps), else cp.async (load_q). Separate instances: with both paths in one body the code
+// between an item's start and its first score GEMM grew, and every launch that starts with a
+// cold L2 (instructions fetched from DRAM) ran 1-3 us longer at B=1, on either path
+// (H100, 2026-11-26, logs/sm90_s16_h100_2026-11-26 runs 2-4).
+template <typename T, int kRole, bool kQTma, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const QTensorMaps& qm, int w_begin, int w_end, char* smem,
                                         uint64_t* full, uint64_t* empty) {
@@ -573,12 +581,11 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item(plan, w, num_heads, kvm);
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
-    if (MLAW_SM90_TMA_Q && qm.box_heads > 0)
-      fence_proxy_async();  // the epilogue's staging stores come before the TMA's Q writes
+    if (kQTma) fence_proxy_async();  // the epilogue's staging stores come before the TMA's Q writes
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
     if (item.num_tiles > 0) {
       MLAW_TRACE(seq0, 16 + g);
-      if (MLAW_SM90_TMA_Q && qm.box_heads > 0) {
+      if constexpr (kQTma) {
         if (ctid < 32) load_q_tma(qm, item, num_heads, q_smem, q_bar, lane);
         mbar_wait(q_bar, q_phase);
         q_phase ^= 1;
@@ -867,7 +874,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
 
 // Kv: how KV tokens are found (common/kv_access.cuh: PagedKv, the page table;
 // sparse/gather.cuh: SlotGather, per-token slot ids of the top-k gather mode).
-template <typename T, typename Kv = PagedKv>
+template <typename T, typename Kv = PagedKv, bool kQTma = false>
 __global__ void __launch_bounds__(kThreads, 1)
     mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm,
                     const __grid_constant__ KvTensorMaps maps,
@@ -880,7 +887,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // access through `smem` stays a shared-memory instruction (LDS / STS), not a generic one.
   char* smem = smem_raw + ((kSmemAlign - smem_addr(smem_raw) % kSmemAlign) % kSmemAlign);
   if (threadIdx.x == 0) MLAW_TRACE(0, 26);
-  if (MLAW_SM90_TMA_Q && threadIdx.x == 32 && qmaps.box_heads > 0) {  // Q's maps are used first
+  if (kQTma && threadIdx.x == 32) {  // Q's maps are used first
     prefetch_tensor_map(&qmaps.nope);
     prefetch_tensor_map(&qmaps.pe);
   }
@@ -895,7 +902,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(empty + kStages, 1);
       mbar_init(empty + kStages + 1, 1);
     }
-    mbar_init(empty + kStages + 2, 1);  // Q by TMA landed
+    if (kQTma) mbar_init(empty + kStages + 2, 1);  // Q by TMA landed
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -916,11 +923,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else {
     setmaxnreg_inc<kConsumerRegs>();
     if (kScorers == 2)
-      consume<T, 2>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
+      consume<T, 2, kQTma>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
     else if (threadIdx.x < 256)
-      consume<T, 1>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
+      consume<T, 1, kQTma>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
     else
-      consume<T, 0>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
+      consume<T, 0, kQTma>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
   }
 #endif
 }
