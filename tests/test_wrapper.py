@@ -105,6 +105,42 @@ def test_grid(workspace, poison, dtype, page_size, heads, qo_len, planned_backen
     plan_run_check(new_wrapper(workspace, backend=planned_backend), b, causal, poison)
 
 
+def query_layout(b, layout):
+    """b's query rows in another memory layout a serving engine may pass: 'separate' contiguous
+    q_nope / q_pe tensors, 'padded' views of a [T, H + 3, 640] buffer (token and head strides
+    past the rows; the padding is NaN, so a read outside the rows shows), else b's views of one
+    [T, H, 576] tensor."""
+    qn, qp = b["q_nope"], b["q_pe"]
+    if layout == "separate":
+        b["q_nope"], b["q_pe"] = qn.contiguous(), qp.contiguous()
+    elif layout == "padded":
+        T, H = qn.shape[:2]
+        buf = torch.full((T, H + 3, 640), float("nan"), dtype=qn.dtype, device=qn.device)
+        buf[:, :H, :512] = qn
+        buf[:, :H, 512:576] = qp
+        b["q_nope"], b["q_pe"] = buf[:, :H, :512], buf[:, :H, 512:576]
+    return b
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,qo_len,layout", [
+    (8, 1, "fused"), (8, 4, "padded"), (16, 2, "separate"), (32, 3, "padded"), (64, 2, "fused"),
+    (128, 1, "padded"), (128, 2, "separate"), (24, 1, "padded"), (4, 3, "fused")])
+def test_query_layouts(workspace, poison, heads, qo_len, layout, planned_backend):
+    """sm90 loads the query rows with TMA boxes of whole tokens' heads where heads divide 64 or
+    are a multiple of it (>= 8) and with cp.async otherwise (24, 4). Every layout must give the
+    reference, and a second call with new values in the same buffers (whose tensor maps the
+    launcher caches by address) must use the new values."""
+    b = query_layout(make_batch([700, 64, 1, 2000, 130], qo_len, heads, 64, torch.bfloat16,
+                                seed=heads + qo_len), layout)
+    w = new_wrapper(workspace, backend=planned_backend)
+    plan_run_check(w, b, qo_len > 1, poison)
+    g = torch.Generator().manual_seed(99)
+    b["q_nope"].copy_(torch.randn(b["q_nope"].shape, generator=g).to(b["q_nope"]))
+    b["q_pe"].copy_(torch.randn(b["q_pe"].shape, generator=g).to(b["q_pe"]))
+    plan_run_check(w, b, qo_len > 1, poison)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 @pytest.mark.parametrize("heads,lens", [(128, [5000] * 40), (16, [1024] * 48), (64, "ragged")])
