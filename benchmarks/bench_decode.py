@@ -136,6 +136,9 @@ def main():
     ap.add_argument("--cases", default="", help="comma list of case kinds to run (e.g. latency,middle)")
     ap.add_argument("--cost", default="", help="planner cost model override, e.g. min_chunk=128,fixed=32")
     ap.add_argument("--tag", default="", help="label stored with each result line")
+    ap.add_argument("--flush", choices=("dirty", "clean"), default="dirty",
+                    help="L2 flush between timed calls: do_bench's (dirty lines left in L2, the "
+                    "default and BENCHMARKS.md's method) or harness.clean_flush (clean lines)")
     args = ap.parse_args()
     if args.cost:
         from mla_wrapper import planner
@@ -147,7 +150,7 @@ def main():
         sm90.planner_cost = lambda: planner.DEFAULT_COST
     dev = torch.device("cuda")
     ctx = device_context()
-    ctx.update(ceilings())
+    ctx.update(ceilings(args.flush))
     print(f"# {ctx['device']} {ctx['date']} copy {ctx['copy_gbs']} GB/s, "
           f"matmul {ctx['matmul_bf16_tflops']} TFLOP/s", flush=True)
     writer = ResultWriter("decode", ctx)
@@ -174,7 +177,7 @@ def main():
                 fn()
                 torch.cuda.synchronize()
                 err = rel_error(out, ref) if ref is not None else float("nan")
-                ms = bench_ms(fn)
+                ms = bench_ms(fn, flush=args.flush)
                 graph_us = bench_graph_us(fn) if kind == "latency" else None
             except Exception as e:  # noqa: BLE001 (a peer may not support a case)
                 row[n] = None
@@ -186,7 +189,8 @@ def main():
             rec = {"case": kind, "heads": H, "batch": B, "kv_len": L, "page_size": ps,
                    "qo_len": qo, "backend": n, "ms": ms, "us": ms * 1e3,
                    "tflops": flops / (ms * 1e-3) / 1e12, "gbs": nbytes / (ms * 1e-3) / 1e9,
-                   "rel_err": err, "graph_replay_us": graph_us, "cost": args.cost, "tag": args.tag}
+                   "rel_err": err, "graph_replay_us": graph_us, "cost": args.cost, "tag": args.tag,
+                   "flush": args.flush}
             writer.write(rec)
             row[n] = rec
         ours = [row[n]["ms"] for n in names if n not in PEERS and row.get(n)]

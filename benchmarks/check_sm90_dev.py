@@ -87,6 +87,8 @@ def main():
     ap.add_argument("--trace", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="one decode case (page 64) with a -DMLAW_SM90_TRACE=1 --variant: "
                     "print its per-tile phase times")
+    ap.add_argument("--flush", choices=("dirty", "clean"), default="dirty",
+                    help="A/B timing: L2 flush between calls (harness.bench_ms)")
     ap.add_argument("--cold", action="store_true",
                     help="--trace: flush L2 (as bench_ms does) before the traced run")
     ap.add_argument("--timeline", nargs=3, type=int, metavar=("H", "B", "L"),
@@ -161,7 +163,7 @@ def main():
             print(f"ERR H={h} ps={ps} qo={qo}: {type(e).__name__}: {e}", flush=True)
     print(f"{bad} bad of {len(cases)}")
     if args.variant and not bad:
-        ab_timing(args.backend, args.variant, ws, args.page, args.ab_cases)
+        ab_timing(args.backend, args.variant, ws, args.page, args.ab_cases, args.flush)
     sys.exit(1 if bad else 0)
 
 
@@ -370,6 +372,9 @@ AB_CASES = {  # (H, B, L)
     # cut batches (L < 0: ragged lengths U(qo, 2|L|), bench_decode's seed 0), for cost: variants
     "cuts": ((128, 64, -4096), (128, 32, -4096, 2), (16, 64, -4096), (16, 64, 4096),
              (64, 64, 4096), (128, 16, 4096), (16, 64, 1024)),
+    # the memory-bound and middle rows of bench_decode's grid
+    "memory": ((16, 128, 16384), (16, 64, 16384), (16, 128, 4096), (16, 64, 4096), (16, 16, 4096),
+               (16, 64, 1024), (128, 16, 4096), (128, 64, 1024)),
 }
 
 
@@ -385,7 +390,7 @@ def planner_cost_variant(variant):
         k: int(v) for k, v in (kv.split("=") for kv in variant[5:].split(","))})
 
 
-def ab_timing(backend, variant, ws, page=64, cases="grid"):
+def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty"):
     """Median times (L2 flushed) of the default and the variant build on the same tensors, each
     the mean of two measurements taken in the order default, variant, variant, default."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -427,7 +432,7 @@ def ab_timing(backend, variant, ws, page=64, cases="grid"):
         # 2026-11-25: the same build 1114 against 1213 us at H=128 B=128 L=16384 in one run)
         times, graph = [0.0, 0.0], [0.0, 0.0]
         for i in (0, 1, 1, 0):
-            times[i] += bench_ms(fns[i]) / 2
+            times[i] += bench_ms(fns[i], flush=flush) / 2
             if batch == 1:  # latency: also replayed from a CUDA graph
                 graph[i] += bench_graph_us(fns[i]) / 2
         if batch != 1:
