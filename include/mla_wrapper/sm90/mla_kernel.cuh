@@ -16,8 +16,12 @@
 //       on `full` when the copies land (cp.async.mbarrier.arrive.noinc).
 //     Either way the producer does not wait for its copies, so both stages can be in flight.
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
-//     load Q (64 rows x 576, rows = (query token, head), zeros past the valid rows) with
-//     cp.async; then for KV tile i:
+//     load Q (64 rows x 576, rows = (query token, head)): in the kQTma instance (the
+//     launcher's choice where the heads tile by whole tokens and q's strides suit TMA) one
+//     consumer warp issues 9 TMA boxes per query token onto an mbarrier (rows past the valid
+//     ones keep stale bytes; their scores are masked); otherwise cp.async with zeros past the
+//     valid rows. H100, B=1 H=128 L=1024 trace: Q lands ~2000 clocks after the item starts
+//     with TMA, ~8000 with cp.async (logs/sm90_s16_h100_2026-11-26); then for KV tile i:
 //       wait for the tile (mbarrier `full`, then fence.proxy.async); the scoring warpgroup
 //         (g = 0; kScorers = 1, config.h) computes S_i = Q K_i^T for all 64 tokens (36 x wgmma
 //         m64n64k16, Q and K from shared memory) while the other waits at a named barrier
