@@ -625,7 +625,10 @@ inline void pair_merges(Emitter& e, int32_t C) {
 // bulk copy at ~18 bytes a clock, the merge; H100 trace, 2026-11-25), about what one tile
 // fewer per CTA saves: halving items of 2 tiles ran B=1 L=1024 at 0.92x (H=128) / 0.98x (H=16)
 // from a CUDA graph, items of 4 tiles (L=4096) at 1.0x / 1.10x.
-constexpr int32_t kPairSplitTiles = 4;
+#ifndef MLAW_PAIR_SPLIT_TILES  // (A/B builds of the planner library)
+#define MLAW_PAIR_SPLIT_TILES 4
+#endif
+constexpr int32_t kPairSplitTiles = MLAW_PAIR_SPLIT_TILES;
 inline void pair_split(Emitter& e, int32_t C, int32_t kv_tile) {
   const int32_t n = e.num_work;
   if (n == 0 || 2 * n > C) return;

@@ -171,10 +171,10 @@ inline QTensorMaps make_q_maps(const MlaRunArgs& a) {
   return maps;
 }
 
-// The paged kernel has a Q-by-TMA instance (mla_kernel.cuh kQTma); the gather mode loads Q with
-// cp.async only (its library leaves the other instance out).
+// Both the paged kernel and the gather mode have a Q-by-TMA instance (mla_kernel.cuh kQTma),
+// picked per run where make_q_maps made maps (MlaRunArgs.num_q_tokens > 0).
 template <typename Kv>
-constexpr bool kQTmaKernel = MLAW_SM90_TMA_Q && std::is_same<Kv, PagedKv>::value;
+constexpr bool kQTmaKernel = MLAW_SM90_TMA_Q;
 
 struct DeviceSetup {
   bool ready = false;
