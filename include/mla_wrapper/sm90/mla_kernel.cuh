@@ -912,10 +912,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
   const int w_begin = plan.cta_work_indptr[blockIdx.x];
   const int w_end = plan.cta_work_indptr[blockIdx.x + 1];
-  // A cluster pair's half (its CTA's only item) needs clusters of two (launcher.cuh).
-  if (kPairs<Kv> && threadIdx.x == 0 && w_end == w_begin + 1 &&
-      plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow &&
-      cluster_size() != 2)
+  // A cluster pair's half (its CTA's only item) needs clusters of two (launcher.cuh). The plan
+  // is read only when the launch has no clusters: thread 0 is the producer's first TMA issuer,
+  // and this load ahead of its item's own lookups delayed a B=1 CTA's first tile.
+  if (kPairs<Kv> && threadIdx.x == 0 && cluster_size() != 2 && w_end == w_begin + 1 &&
+      plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow)
     __trap();
   if (threadIdx.x < 128) {
     setmaxnreg_dec<kProducerRegs>();
