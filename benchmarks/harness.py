@@ -54,10 +54,20 @@ def bench_ms(fn: Callable[[], object], warmup_ms: int = 25, rep_ms: int = 100,
     triton's do_bench (BENCHMARKS.md's method: it zeroes a 256 MB buffer before each call, so
     L2 is full of dirty lines when the call starts); 'clean': clean_flush() before each of
     100 calls (L2 holds only clean lines)."""
-    if flush == "clean":
+    if flush == "clean":  # do_bench's loop (events around each call, one sync at the end)
         for _ in range(3):
             fn()
-        return median_event_ms(fn, 100, before=clean_flush)
+        torch.cuda.synchronize()
+        events = []
+        for _ in range(100):
+            clean_flush()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            events.append((a, b))
+        torch.cuda.synchronize()
+        return statistics.median(a.elapsed_time(b) for a, b in events)
     try:
         from triton.testing import do_bench
 

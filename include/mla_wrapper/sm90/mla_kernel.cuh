@@ -55,8 +55,9 @@
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends.
-// The two consumer roles are separate instances of consume() (kRole), so ptxas schedules each
-// role's wgmma pipeline on its own: 1.055x at H=128 over one run-time-branching body.
+// The two consumer roles run separate copies of the tile loop (consume's `tiles`, kRole), so
+// ptxas schedules each role's wgmma pipeline on its own (1.055x at H=128 over one run-time-
+// branching loop); an item's prologue and epilogue are one copy for both (see consume).
 // Where one tile's time goes (clock64 trace, -DMLAW_SM90_TRACE=1 and check_sm90_dev.py --trace;
 // H200, H=128 B=64 L=4096, median clocks; logs/sm90_trace_h200_2026-11-23): before the lazy
 // rescale and the raw-score max, a tile took 3850: scores 1343 (36 x 32 = 1152 at the tensor
@@ -553,15 +554,19 @@ constexpr int kBarP2 = 4;  // split roles: the second half of P written
 constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 threads)
                             // (7: kBarXchg, above)
 
-// kRole: 1 this warpgroup computes the scores, 0 it does not (compile time: each role's code is
-// scheduled on its own, 1.06-1.08x at H=128 on an H200, logs/sm90_pipe_h200_2026-11-23), 2 decided
-// at run time (g < kScorers: two scorers).
+// The tile loop is compiled once per role (kRole: 1 this warpgroup computes the scores, 0 it
+// does not, 2 decided at run time with two scorers; each role's wgmma pipeline scheduled on its
+// own: 1.06-1.08x at H=128 on an H200, logs/sm90_pipe_h200_2026-11-23), the rest of consume()
+// once. Whole-function role instances (sessions 7-15) made the kernel 14600 SASS instructions
+// (10400 now): a launch after other work had evicted it from L2 fetched that code from DRAM,
+// and B=1 ran 1.16-1.25x slower after an L2 flush by reads (H100, 2026-11-26, run 20; equal
+// from a hot L2 and 1.0-1.035x faster at H=128).
 // kQTma: Q by TMA (load_q_tma; the launcher picks the kernel instance with it where make_q_maps
 // made maps), else cp.async (load_q). Separate instances: with both paths in one body the code
 // between an item's start and its first score GEMM grew, and every launch that starts with a
 // cold L2 (instructions fetched from DRAM) ran 1-3 us longer at B=1, on either path
 // (H100, 2026-11-26, logs/sm90_s16_h100_2026-11-26 runs 2-4).
-template <typename T, int kRole, bool kQTma, typename Kv>
+template <typename T, bool kQTma, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const QTensorMaps& qm, int w_begin, int w_end, char* smem,
                                         uint64_t* full, uint64_t* empty) {
@@ -617,8 +622,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
 #pragma unroll
     for (int i = 0; i < 128; ++i) o[i] = 0.f;
     constexpr int kNb = kScoreTokens / 8;  // n8 blocks of this thread's scores
-    const bool scorer = kRole == 2 ? g < kScorers : kRole == 1;
-    float s[kScoreTokens / 2];
+    const bool scorer = g < kScorers;
     // Gather mode: the scorer's slot ids (lane l: tokens l and l + 32) of the tiles it (cur),
     // it + 1 (nx1) and it + 2 (nx2), each looked up three tiles before its own and checked
     // (kvm.checked) only where used: a check right after the load put the load's latency
@@ -635,163 +639,178 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       if (scorer && item.num_tiles > 1) lookup_slots(1, nx1_lo, nx1_hi);
       if (scorer && item.num_tiles > 2) lookup_slots(2, nx2_lo, nx2_hi);
     }
-    for (int it = 0; it < item.num_tiles; ++it, ++seq) {
-      const int stage = seq % kStages;
-      MLAW_TRACE(seq, 0 + 7 * g);
-      mbar_wait(&full[stage], (seq / kStages) & 1);
-      MLAW_TRACE(seq, 1 + 7 * g);
-      fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
-      const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
-      float mx[2] = {-INFINITY, -INFINITY};
-      if (scorer) {
-        fence_operands(s);
-        issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
-        // Gather mode: lane l's slot ids of this scorer's tokens l and l + 32 were looked up
-        // three tiles ahead (the L2 prefetch below needs tile it + 2's, and a read of the index
-        // list can come from DRAM); a ballot then gives the whole warp the tile's 64-bit
-        // validity mask (two registers a thread, not one per token it holds).
-        const int slot_lo = kvm.checked(cur_lo), slot_hi = kvm.checked(cur_hi);
-        if constexpr (Kv::kMaskInvalid) {  // shift: cur = it + 1, nx1 = it + 2, nx2 = it + 3
-          cur_lo = nx1_lo, cur_hi = nx1_hi, nx1_lo = nx2_lo, nx1_hi = nx2_hi;
-          if (it + 3 < item.num_tiles) lookup_slots(it + 3, nx2_lo, nx2_hi);
-        }
-        wgmma_wait<0>();
-        MLAW_TRACE(seq, 2 + 7 * g);
-        fence_operands(s);
-        if constexpr (Kv::kMaskInvalid) {
-          // Tile it + 2's rows go to L2 now, a tile period before the producer copies them
-          // into this tile's stage (once it is released): those copies then wait for L2, not
-          // DRAM. Random rows from DRAM held the gather to ~18 bytes a clock per SM, the
-          // consumers waiting ~1000 clocks a tile for their tile (H100 trace, H=128 B=128; the
-          // prefetch: 1.06x there, 1.2x at H=64 B=128 and H=64 prefill, 0.93-0.97x at B=1;
-          // logs/sm90_s12_h100_2026-11-25). 128-byte line prefetches, warp w: lines 0-3 (w
-          // even) or 4-7 and the kpe line (w odd) of token 32 (w / 2) + lane. Not kept:
-          // cp.async.bulk.prefetch.L2 of whole rows (two per lane) held the scorer ~2000 clocks
-          // a tile; the same line prefetches issued by warpgroup 1 as the tile starts (the
-          // concurrent score GEMM grew 1408 -> 2110 clocks) or by the producer before its wait
-          // for a free stage: 0.95-1.0x this placement (H100, logs/sm90_s13_h100_2026-11-25).
-          // A slot is a page of one token: its rows start at slot x the page stride.
-          const int slot = kvm.checked(warp < 2 ? nx1_lo : nx1_hi);  // tile it + 2's
-          if (it + 2 < item.num_tiles && slot >= 0 && (kScoreTokens > 32 || warp < 2)) {
-            const T* ckv_row =
-                static_cast<const T*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
-            if (warp % 2 == 0) {
-#pragma unroll
-              for (int b = 0; b < 4; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
-            } else {
-#pragma unroll
-              for (int b = 4; b < 8; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
-              prefetch_line_l2(static_cast<const T*>(args.kpe) +
-                               int64_t(slot) * args.kpe_stride_page);
-            }
-          }
-        }
-        // ---- softmax of S_i (this scorer's tokens) ----
-        // Raw scores: the max is taken unscaled (sm_scale > 0) and the scale is folded into the
-        // exponent below (one FFMA per element); masking only where the tile crosses a limit.
-        uint64_t valid = ~0ull;  // bit i: this scorer's token i has a slot (gather mode)
-        if constexpr (Kv::kMaskInvalid)
-          valid = __ballot_sync(0xffffffffu, slot_lo >= 0) |
-                  (uint64_t(__ballot_sync(0xffffffffu, slot_hi >= 0)) << 32);
-        // (A tile whose slots are all valid, the gather mode's usual case, skips the loop: it
-        // cost the scorer ~500 clocks a tile, H100 trace, logs/sm90_s12_h100_2026-11-25.)
-        if (tok0 + kScoreTokens > min(limit[0], limit[1]) ||
-            (Kv::kMaskInvalid && valid != ~0ull)) {
-#pragma unroll
-          for (int j = 0; j < kNb; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int r = e / 2;
-              if (tok0 + 8 * j + (e % 2) >= limit[r]) s[4 * j + e] = -INFINITY;
-              if (Kv::kMaskInvalid && !((valid >> (8 * j + 2 * (lane % 4) + e % 2)) & 1))
-                s[4 * j + e] = -INFINITY;
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < kNb; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) mx[e / 2] = fmaxf(mx[e / 2], s[4 * j + e]);
-#pragma unroll
-        for (int r = 0; r < 2; ++r) mx[r] *= scale_log2;
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-          if (kScorers > 1 && lane % 4 == 0) red_max[g * kRowsPerTile + rows[r]] = mx[r];
-        }
-      }
-      // Both scorers' row maxima are in red_max; both warpgroups' P V reads of the last P (and,
-      // with one scorer, of its rescale factors) are done.
-      named_barrier(kBarMax, kConsumerThreads);
-      MLAW_TRACE(seq, 3 + 7 * g);
-      float alpha[2] = {1.f, 1.f};
-      float m_use[2];
-      if (scorer) {
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const float other = kScorers > 1 ? red_max[(1 - g) * kRowsPerTile + rows[r]] : -INFINITY;
-          const float m_tile = fmaxf(mx[r], other);
-          // Lazy rescaling: the running max moves only when a tile's max passes it by more than
-          // kRescaleSlack (log2 units), so P stays <= 2^kRescaleSlack and O is rarely
-          // rescaled; the result is the same (O / l and m + log2(l) use one max). The gather
-          // mode reports the exact row max (max_logits), kept apart.
-          const float m_new = m_tile > m_run[r] + kRescaleSlack ? m_tile : m_run[r];
-          if constexpr (Kv::kMaskInvalid) m_max[r] = fmaxf(m_max[r], m_tile);
-          m_use[r] = m_new == -INFINITY ? 0.f : m_new;
-          alpha[r] = fast_exp2(m_run[r] - m_use[r]);
-          m_run[r] = m_new;
-          l_run[r] *= alpha[r];
-          if (kScorers == 1 && lane % 4 == 0) red_max[rows[r]] = alpha[r];  // for the other
-        }
-      }
-      // P in kHalves token halves: with split roles the P V of the first 32 tokens runs while the
-      // scorer computes the second half's exponentials (H200, 2026-11-23: 1.05x at B=1 L=1024
-      // H=128, 1.02x at B=128 L=16384, neutral elsewhere; logs/sm90_split_p_h200_2026-11-23).
-      constexpr int kHalves = kRole != 2 ? 2 : 1;
-      auto half = [&](auto h_const) {
-        constexpr int h = decltype(h_const)::value;
+    // The tile loop, one copy per role (kRole: 1 this warpgroup computes the scores, 0 it does
+    // not, 2 decided at run time with two scorers), each scheduled by ptxas on its own; the
+    // item's prologue and epilogue are shared (see the comment above consume).
+    auto tiles = [&](auto role_const) {
+      constexpr int kRole = decltype(role_const)::value;
+      const bool scorer = kRole == 2 ? g < kScorers : kRole == 1;
+      float s[kScoreTokens / 2];
+      for (int it = 0; it < item.num_tiles; ++it, ++seq) {
+        const int stage = seq % kStages;
+        MLAW_TRACE(seq, 0 + 7 * g);
+        mbar_wait(&full[stage], (seq / kStages) & 1);
+        MLAW_TRACE(seq, 1 + 7 * g);
+        fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
+        const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
+        float mx[2] = {-INFINITY, -INFINITY};
         if (scorer) {
-          // P (16-bit) into the swizzled [64 rows][64 tokens] tile: token column
-          // kScoreTokens g + 8 j
-#pragma unroll
-          for (int j = h * kNb / kHalves; j < (h + 1) * kNb / kHalves; ++j) {
-            const int col_chunk = (g * kScoreTokens) / 8 + j;
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-              const float p0 = fast_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -m_use[r]));
-              const float p1 = fast_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -m_use[r]));
-              l_run[r] += p0 + p1;
-              *reinterpret_cast<uint32_t*>(p_ptr + rows[r] * kRowBytes +
-                                           ((col_chunk ^ (rows[r] % 8)) << 4) + 4 * (lane % 4)) =
-                  ElementTraits<T>::pack(p0, p1);
+          fence_operands(s);
+          issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
+          // Gather mode: lane l's slot ids of this scorer's tokens l and l + 32 were looked up
+          // three tiles ahead (the L2 prefetch below needs tile it + 2's, and a read of the index
+          // list can come from DRAM); a ballot then gives the whole warp the tile's 64-bit
+          // validity mask (two registers a thread, not one per token it holds).
+          const int slot_lo = kvm.checked(cur_lo), slot_hi = kvm.checked(cur_hi);
+          if constexpr (Kv::kMaskInvalid) {  // shift: cur = it + 1, nx1 = it + 2, nx2 = it + 3
+            cur_lo = nx1_lo, cur_hi = nx1_hi, nx1_lo = nx2_lo, nx1_hi = nx2_hi;
+            if (it + 3 < item.num_tiles) lookup_slots(it + 3, nx2_lo, nx2_hi);
+          }
+          wgmma_wait<0>();
+          MLAW_TRACE(seq, 2 + 7 * g);
+          fence_operands(s);
+          if constexpr (Kv::kMaskInvalid) {
+            // Tile it + 2's rows go to L2 now, a tile period before the producer copies them
+            // into this tile's stage (once it is released): those copies then wait for L2, not
+            // DRAM. Random rows from DRAM held the gather to ~18 bytes a clock per SM, the
+            // consumers waiting ~1000 clocks a tile for their tile (H100 trace, H=128 B=128; the
+            // prefetch: 1.06x there, 1.2x at H=64 B=128 and H=64 prefill, 0.93-0.97x at B=1;
+            // logs/sm90_s12_h100_2026-11-25). 128-byte line prefetches, warp w: lines 0-3 (w
+            // even) or 4-7 and the kpe line (w odd) of token 32 (w / 2) + lane. Not kept:
+            // cp.async.bulk.prefetch.L2 of whole rows (two per lane) held the scorer ~2000 clocks
+            // a tile; the same line prefetches issued by warpgroup 1 as the tile starts (the
+            // concurrent score GEMM grew 1408 -> 2110 clocks) or by the producer before its wait
+            // for a free stage: 0.95-1.0x this placement (H100, logs/sm90_s13_h100_2026-11-25).
+            // A slot is a page of one token: its rows start at slot x the page stride.
+            const int slot = kvm.checked(warp < 2 ? nx1_lo : nx1_hi);  // tile it + 2's
+            if (it + 2 < item.num_tiles && slot >= 0 && (kScoreTokens > 32 || warp < 2)) {
+              const T* ckv_row =
+                  static_cast<const T*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
+              if (warp % 2 == 0) {
+  #pragma unroll
+                for (int b = 0; b < 4; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
+              } else {
+  #pragma unroll
+                for (int b = 4; b < 8; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
+                prefetch_line_l2(static_cast<const T*>(args.kpe) +
+                                 int64_t(slot) * args.kpe_stride_page);
+              }
             }
           }
-          fence_proxy_async();
-        }
-        if (h == 0) MLAW_TRACE(seq, 4 + 7 * g);
-        named_barrier(h == 0 ? kBarP : kBarP2, kConsumerThreads);  // this half of P written
-        if (h == 0) {
-          MLAW_TRACE(seq, 5 + 7 * g);
-          if (!scorer) {  // the rescale factors came with the first half
-#pragma unroll
-            for (int r = 0; r < 2; ++r) alpha[r] = red_max[rows[r]];
+          // ---- softmax of S_i (this scorer's tokens) ----
+          // Raw scores: the max is taken unscaled (sm_scale > 0) and the scale is folded into the
+          // exponent below (one FFMA per element); masking only where the tile crosses a limit.
+          uint64_t valid = ~0ull;  // bit i: this scorer's token i has a slot (gather mode)
+          if constexpr (Kv::kMaskInvalid)
+            valid = __ballot_sync(0xffffffffu, slot_lo >= 0) |
+                    (uint64_t(__ballot_sync(0xffffffffu, slot_hi >= 0)) << 32);
+          // (A tile whose slots are all valid, the gather mode's usual case, skips the loop: it
+          // cost the scorer ~500 clocks a tile, H100 trace, logs/sm90_s12_h100_2026-11-25.)
+          if (tok0 + kScoreTokens > min(limit[0], limit[1]) ||
+              (Kv::kMaskInvalid && valid != ~0ull)) {
+  #pragma unroll
+            for (int j = 0; j < kNb; ++j)
+  #pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                const int r = e / 2;
+                if (tok0 + 8 * j + (e % 2) >= limit[r]) s[4 * j + e] = -INFINITY;
+                if (Kv::kMaskInvalid && !((valid >> (8 * j + 2 * (lane % 4) + e % 2)) & 1))
+                  s[4 * j + e] = -INFINITY;
+              }
           }
-          if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
-#pragma unroll
-            for (int i = 0; i < 128; ++i) o[i] *= alpha[(i % 4) / 2];
+  #pragma unroll
+          for (int j = 0; j < kNb; ++j)
+  #pragma unroll
+            for (int e = 0; e < 4; ++e) mx[e / 2] = fmaxf(mx[e / 2], s[4 * j + e]);
+  #pragma unroll
+          for (int r = 0; r < 2; ++r) mx[r] *= scale_log2;
+  #pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+            if (kScorers > 1 && lane % 4 == 0) red_max[g * kRowsPerTile + rows[r]] = mx[r];
           }
         }
+        // Both scorers' row maxima are in red_max; both warpgroups' P V reads of the last P (and,
+        // with one scorer, of its rescale factors) are done.
+        named_barrier(kBarMax, kConsumerThreads);
+        MLAW_TRACE(seq, 3 + 7 * g);
+        float alpha[2] = {1.f, 1.f};
+        float m_use[2];
+        if (scorer) {
+  #pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const float other =
+                kScorers > 1 ? red_max[(1 - g) * kRowsPerTile + rows[r]] : -INFINITY;
+            const float m_tile = fmaxf(mx[r], other);
+            // Lazy rescaling: the running max moves only when a tile's max passes it by more than
+            // kRescaleSlack (log2 units), so P stays <= 2^kRescaleSlack and O is rarely
+            // rescaled; the result is the same (O / l and m + log2(l) use one max). The gather
+            // mode reports the exact row max (max_logits), kept apart.
+            const float m_new = m_tile > m_run[r] + kRescaleSlack ? m_tile : m_run[r];
+            if constexpr (Kv::kMaskInvalid) m_max[r] = fmaxf(m_max[r], m_tile);
+            m_use[r] = m_new == -INFINITY ? 0.f : m_new;
+            alpha[r] = fast_exp2(m_run[r] - m_use[r]);
+            m_run[r] = m_new;
+            l_run[r] *= alpha[r];
+            if (kScorers == 1 && lane % 4 == 0) red_max[rows[r]] = alpha[r];  // for the other
+          }
+        }
+        // P in kHalves token halves: with split roles the P V of the first 32 tokens runs while the
+        // scorer computes the second half's exponentials (H200, 2026-11-23: 1.05x at B=1 L=1024
+        // H=128, 1.02x at B=128 L=16384, neutral elsewhere; logs/sm90_split_p_h200_2026-11-23).
+        constexpr int kHalves = kRole != 2 ? 2 : 1;
+        auto half = [&](auto h_const) {
+          constexpr int h = decltype(h_const)::value;
+          if (scorer) {
+            // P (16-bit) into the swizzled [64 rows][64 tokens] tile: token column
+            // kScoreTokens g + 8 j
+  #pragma unroll
+            for (int j = h * kNb / kHalves; j < (h + 1) * kNb / kHalves; ++j) {
+              const int col_chunk = (g * kScoreTokens) / 8 + j;
+  #pragma unroll
+              for (int r = 0; r < 2; ++r) {
+                const float p0 = fast_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -m_use[r]));
+                const float p1 = fast_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -m_use[r]));
+                l_run[r] += p0 + p1;
+                *reinterpret_cast<uint32_t*>(p_ptr + rows[r] * kRowBytes +
+                                             ((col_chunk ^ (rows[r] % 8)) << 4) + 4 * (lane % 4)) =
+                    ElementTraits<T>::pack(p0, p1);
+              }
+            }
+            fence_proxy_async();
+          }
+          if (h == 0) MLAW_TRACE(seq, 4 + 7 * g);
+          named_barrier(h == 0 ? kBarP : kBarP2, kConsumerThreads);  // this half of P written
+          if (h == 0) {
+            MLAW_TRACE(seq, 5 + 7 * g);
+            if (!scorer) {  // the rescale factors came with the first half
+  #pragma unroll
+              for (int r = 0; r < 2; ++r) alpha[r] = red_max[rows[r]];
+            }
+            if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+  #pragma unroll
+              for (int i = 0; i < 128; ++i) o[i] *= alpha[(i % 4) / 2];
+            }
+          }
+          fence_operands(o);
+          issue_pv<T, h * kKvTile / 16 / kHalves, (h + 1) * kKvTile / 16 / kHalves>(
+              o, p_smem, kv_smem + stage * kKvStageBytes, g);
+        };
+        half(std::integral_constant<int, 0>{});
+        if constexpr (kHalves == 2) half(std::integral_constant<int, 1>{});
+        wgmma_wait<0>();
+        MLAW_TRACE(seq, 6 + 7 * g);
         fence_operands(o);
-        issue_pv<T, h * kKvTile / 16 / kHalves, (h + 1) * kKvTile / 16 / kHalves>(
-            o, p_smem, kv_smem + stage * kKvStageBytes, g);
-      };
-      half(std::integral_constant<int, 0>{});
-      if constexpr (kHalves == 2) half(std::integral_constant<int, 1>{});
-      wgmma_wait<0>();
-      MLAW_TRACE(seq, 6 + 7 * g);
-      fence_operands(o);
-      if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
-    }
+        if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
+      }
+    };
+    if constexpr (kScorers == 2)
+      tiles(std::integral_constant<int, 2>{});
+    else if (g == 0)
+      tiles(std::integral_constant<int, 1>{});
+    else
+      tiles(std::integral_constant<int, 0>{});
 
     // ---- epilogue ----
 #pragma unroll
@@ -927,12 +946,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
-    if (kScorers == 2)
-      consume<T, 2, kQTma>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
-    else if (threadIdx.x < 256)
-      consume<T, 1, kQTma>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
-    else
-      consume<T, 0, kQTma>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
+    consume<T, kQTma>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
   }
 #endif
 }
