@@ -11,6 +11,10 @@ import random
 import pytest
 
 from mla_wrapper.backends import sm80
+# plan.h's structs through the library's ctypes mirrors (tests/test_workspace.py checks them
+# against the header): a field added to the header is never read past a shorter copy here.
+from mla_wrapper.workspace import MlaPlanStruct as _Plan
+from mla_wrapper.workspace import MlaRunArgsStruct as _RunArgs
 
 # --------------------------------------------------------------------------------------------
 # CPU
@@ -85,33 +89,6 @@ def test_compiles(arch, config, tmp_path, monkeypatch):
     assert path.is_file()
     log = (path.parent / "build.log").read_text()
     assert "spill" not in log.lower() or "0 bytes spill" in log.lower()
-
-
-# --------------------------------------------------------------------------------------------
-# ctypes mirrors of plan.h (the planner's workspace.py has the library's own; these are kept
-# here so the kernel can be tested independently of it).
-
-
-class _Plan(ctypes.Structure):
-    _fields_ = [("cta_work_indptr", ctypes.c_void_p), ("work_info", ctypes.c_void_p),
-                ("request_info", ctypes.c_void_p), ("merge_info", ctypes.c_void_p),
-                ("counts", ctypes.c_void_p), ("partial_o", ctypes.c_void_p),
-                ("partial_lse", ctypes.c_void_p), ("num_ctas", ctypes.c_int32),
-                ("rows_per_tile", ctypes.c_int32), ("kv_tile", ctypes.c_int32),
-                ("max_merge_items", ctypes.c_int32)]
-
-
-class _RunArgs(ctypes.Structure):
-    _fields_ = ([(n, ctypes.c_void_p) for n in ("q_nope", "q_pe", "ckv", "kpe", "out", "lse",
-                                                "kv_indices")]
-                + [(n, ctypes.c_int64) for n in (
-                    "q_nope_stride_token", "q_nope_stride_head", "q_pe_stride_token",
-                    "q_pe_stride_head", "ckv_stride_page", "ckv_stride_token",
-                    "kpe_stride_page", "kpe_stride_token", "out_stride_token",
-                    "out_stride_head", "lse_stride_token")]
-                + [("num_heads", ctypes.c_int32), ("page_size", ctypes.c_int32),
-                   ("sm_scale", ctypes.c_float), ("causal", ctypes.c_int32),
-                   ("lse_base_e", ctypes.c_int32)])
 
 
 def build_dev_plan(qo_lens, kv_lens, num_heads, causal, num_ctas, mode="simple", max_split=3,
