@@ -5,7 +5,9 @@
 
 Writes JSON lines to benchmarks/results/decode.jsonl (device, date, versions and the copy /
 matmul ceilings measured in this run on every line) and prints a table with ratios to the
-best peer. Latency rows (B=1) are also timed as CUDA-graph replays.
+best peer. Latency rows (B=1) are also timed as CUDA-graph replays (back to back; with
+--flush clean also each replay after a read flush, `graph_replay_flushed_us`: in a model the
+GEMMs between two attention launches evict the kernels' code and data from L2).
 """
 from __future__ import annotations
 
@@ -179,6 +181,8 @@ def main():
                 err = rel_error(out, ref) if ref is not None else float("nan")
                 ms = bench_ms(fn, flush=args.flush)
                 graph_us = bench_graph_us(fn) if kind == "latency" else None
+                graph_cold_us = (bench_graph_us(fn, flush="clean")
+                                 if kind == "latency" and args.flush == "clean" else None)
             except Exception as e:  # noqa: BLE001 (a peer may not support a case)
                 row[n] = None
                 print(f"# {n} failed on {kind} H={H} B={B} L={L}: {type(e).__name__}: {e}",
@@ -190,7 +194,7 @@ def main():
                    "qo_len": qo, "backend": n, "ms": ms, "us": ms * 1e3,
                    "tflops": flops / (ms * 1e-3) / 1e12, "gbs": nbytes / (ms * 1e-3) / 1e9,
                    "rel_err": err, "graph_replay_us": graph_us, "cost": args.cost, "tag": args.tag,
-                   "flush": args.flush}
+                   "flush": args.flush, "graph_replay_flushed_us": graph_cold_us}
             writer.write(rec)
             row[n] = rec
         ours = [row[n]["ms"] for n in names if n not in PEERS and row.get(n)]
@@ -204,6 +208,8 @@ def main():
                 continue
             perf = f"{r['tflops']:.0f}TF" if H * qo >= 64 else f"{r['gbs']:.0f}GB/s"
             lat = f" g{r['graph_replay_us']:.0f}" if r["graph_replay_us"] else ""
+            if r["graph_replay_flushed_us"]:
+                lat += f"/{r['graph_replay_flushed_us']:.0f}"
             cells.append(f"{r['us']:7.1f}us {perf:>8}{lat} e{r['rel_err']:.0e}"[:22].rjust(22))
         print(f"{kind:8} {H:4d} {B:4d} {L:6d} {ps:3d} {qo:2d} | " + " | ".join(cells) + f" | {ratio}",
               flush=True)

@@ -114,9 +114,23 @@ def capture_graph(fn: Callable[[], object]) -> "torch.cuda.CUDAGraph":
     return g
 
 
-def bench_graph_us(fn: Callable[[], object], iters: int = 200) -> float:
-    """Median microseconds per replay of fn captured in a CUDA graph (latency rows)."""
+def bench_graph_us(fn: Callable[[], object], iters: int = 200, flush: str = "none") -> float:
+    """Median microseconds per replay of fn captured in a CUDA graph (latency rows).
+    flush='none': back-to-back replays (the kernels' code and data stay in L2); 'clean':
+    clean_flush() before each of `iters` replays, each timed alone (as in a model, where the
+    GEMMs between two attention launches evict them)."""
     g = capture_graph(fn)
+    if flush == "clean":
+        events = []
+        for _ in range(iters):
+            clean_flush()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            g.replay()
+            b.record()
+            events.append((a, b))
+        torch.cuda.synchronize()
+        return statistics.median(a.elapsed_time(b) * 1000.0 for a, b in events)
     times = []
     for _ in range(5):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
