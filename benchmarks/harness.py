@@ -48,26 +48,32 @@ def clean_flush() -> None:
     _CLEAN_FLUSH.amax()
 
 
+def _ms_after_clean_flush(call: Callable[[], object], iters: int) -> float:
+    """Median milliseconds of `call` over `iters` calls, clean_flush() before each (untimed):
+    events around each call, one synchronization at the end (do_bench's loop)."""
+    events = []
+    for _ in range(iters):
+        clean_flush()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        call()
+        b.record()
+        events.append((a, b))
+    torch.cuda.synchronize()
+    return statistics.median(a.elapsed_time(b) for a, b in events)
+
+
 def bench_ms(fn: Callable[[], object], warmup_ms: int = 25, rep_ms: int = 100,
              flush: str = "dirty") -> float:
     """Median milliseconds per call (CUDA events, L2 flushed between calls). flush='dirty':
     triton's do_bench (BENCHMARKS.md's method: it zeroes a 256 MB buffer before each call, so
     L2 is full of dirty lines when the call starts); 'clean': clean_flush() before each of
     100 calls (L2 holds only clean lines)."""
-    if flush == "clean":  # do_bench's loop (events around each call, one sync at the end)
+    if flush == "clean":
         for _ in range(3):
             fn()
         torch.cuda.synchronize()
-        events = []
-        for _ in range(100):
-            clean_flush()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            events.append((a, b))
-        torch.cuda.synchronize()
-        return statistics.median(a.elapsed_time(b) for a, b in events)
+        return _ms_after_clean_flush(fn, 100)
     try:
         from triton.testing import do_bench
 
@@ -121,16 +127,7 @@ def bench_graph_us(fn: Callable[[], object], iters: int = 200, flush: str = "non
     GEMMs between two attention launches evict them)."""
     g = capture_graph(fn)
     if flush == "clean":
-        events = []
-        for _ in range(iters):
-            clean_flush()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            g.replay()
-            b.record()
-            events.append((a, b))
-        torch.cuda.synchronize()
-        return statistics.median(a.elapsed_time(b) * 1000.0 for a, b in events)
+        return _ms_after_clean_flush(g.replay, iters) * 1000.0
     times = []
     for _ in range(5):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -42,25 +42,33 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-// One cache tensor [num_pages][page_size][cols] (16-bit elements, strides in elements) as a
-// TMA map with boxes of 64 columns x tma_box_tokens(page_size) tokens in the 128-byte swizzle
-// (mla_kernel.cuh). False where TMA cannot
-// express it (alignment, strides): the caller then leaves the tile loads to cp.async.
-inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t stride_token,
-                          int64_t stride_page, int page_size, int num_pages) {
+// A 3-D tensor of 16-bit elements [dim2][dim1][cols] (strides in elements, innermost
+// contiguous) as a TMA map with boxes of 64 columns x box1 x 1 in the 128-byte swizzle of the
+// kernel's shared-memory tiles (mla_kernel.cuh). False where TMA cannot express it (alignment,
+// strides): the caller then leaves those loads to cp.async.
+inline bool encode_map_3d(CUtensorMap* map, const void* base, int cols, int dim1,
+                          int64_t stride1, int dim2, int64_t stride2, int box1) {
   PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (encode == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0 || stride_token <= 0 ||
-      stride_page <= 0 || (stride_token * 2) % 16 != 0 || (stride_page * 2) % 16 != 0 ||
-      stride_page * 2 >= (int64_t(1) << 40))
+  if (encode == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0 || stride1 <= 0 ||
+      stride2 <= 0 || (stride1 * 2) % 16 != 0 || (stride2 * 2) % 16 != 0 ||
+      stride1 * 2 >= (int64_t(1) << 40) || stride2 * 2 >= (int64_t(1) << 40))
     return false;
-  const cuuint64_t dims[3] = {cuuint64_t(cols), cuuint64_t(page_size), cuuint64_t(num_pages)};
-  const cuuint64_t strides[2] = {cuuint64_t(stride_token * 2), cuuint64_t(stride_page * 2)};
-  const cuuint32_t box[3] = {cuuint32_t(kBlockCols), cuuint32_t(tma_box_tokens(page_size)), 1};
+  const cuuint64_t dims[3] = {cuuint64_t(cols), cuuint64_t(dim1), cuuint64_t(dim2)};
+  const cuuint64_t strides[2] = {cuuint64_t(stride1 * 2), cuuint64_t(stride2 * 2)};
+  const cuuint32_t box[3] = {cuuint32_t(kBlockCols), cuuint32_t(box1), 1};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(base), dims, strides,
                 box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// One cache tensor [num_pages][page_size][cols]: boxes of 64 columns x tma_box_tokens(page_size)
+// tokens.
+inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t stride_token,
+                          int64_t stride_page, int page_size, int num_pages) {
+  return encode_map_3d(map, base, cols, page_size, stride_token, num_pages, stride_page,
+                       tma_box_tokens(page_size));
 }
 
 // The paged cache's TMA maps for this run (host only: the descriptors travel as a kernel
@@ -109,23 +117,11 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   return maps;
 }
 
-// One query tensor [tokens][heads][cols] (16-bit elements, strides in elements) as a TMA map
-// with boxes of 64 columns x box_heads heads x 1 token in the 128-byte swizzle (load_q_tma).
+// One query tensor [tokens][heads][cols]: boxes of 64 columns x box_heads heads x 1 token
+// (load_q_tma).
 inline bool encode_q_map(CUtensorMap* map, const void* base, int cols, int64_t stride_token,
                          int64_t stride_head, int heads, int tokens, int box_heads) {
-  PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (encode == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0 || stride_token <= 0 ||
-      stride_head <= 0 || (stride_token * 2) % 16 != 0 || (stride_head * 2) % 16 != 0 ||
-      stride_token * 2 >= (int64_t(1) << 40) || stride_head * 2 >= (int64_t(1) << 40))
-    return false;
-  const cuuint64_t dims[3] = {cuuint64_t(cols), cuuint64_t(heads), cuuint64_t(tokens)};
-  const cuuint64_t strides[2] = {cuuint64_t(stride_head * 2), cuuint64_t(stride_token * 2)};
-  const cuuint32_t box[3] = {cuuint32_t(kBlockCols), cuuint32_t(box_heads), 1};
-  const cuuint32_t elem_strides[3] = {1, 1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(base), dims, strides,
-                box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  return encode_map_3d(map, base, cols, heads, stride_head, tokens, stride_token, box_heads);
 }
 
 // The query rows' TMA maps for this run (box_heads 0: load_q's cp.async). A row tile is whole
@@ -173,7 +169,6 @@ inline QTensorMaps make_q_maps(const MlaRunArgs& a) {
 
 // Both the paged kernel and the gather mode have a Q-by-TMA instance (mla_kernel.cuh kQTma),
 // picked per run where make_q_maps made maps (MlaRunArgs.num_q_tokens > 0).
-template <typename Kv>
 constexpr bool kQTmaKernel = MLAW_SM90_TMA_Q;
 
 struct DeviceSetup {
@@ -205,7 +200,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
                   kSmemAlloc, device, smem_optin);
     MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc));
-    if constexpr (kQTmaKernel<Kv>)
+    if constexpr (kQTmaKernel)
       MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc));
     int sms = 0;
@@ -225,9 +220,9 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     attr.val.clusterDim.z = 1;
     const cudaLaunchConfig_t cfg = launch_config(plan->num_ctas, kThreads, kSmemAlloc, stream, &attr,
                                                  kPairs<Kv> && plan->num_ctas % 2 == 0);
-    const QTensorMaps qmaps = kQTmaKernel<Kv> ? make_q_maps(*args) : QTensorMaps{};
+    const QTensorMaps qmaps = kQTmaKernel ? make_q_maps(*args) : QTensorMaps{};
     auto kernel = mla_sm90_kernel<T, Kv>;
-    if constexpr (kQTmaKernel<Kv>)
+    if constexpr (kQTmaKernel)
       if (qmaps.box_heads > 0) kernel = mla_sm90_kernel<T, Kv, true>;
     const cudaError_t err =
         cudaLaunchKernelEx(&cfg, kernel, *plan, *args, kvm, make_kv_maps<Kv>(*args), qmaps);

@@ -687,10 +687,10 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
               const T* ckv_row =
                   static_cast<const T*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
               if (warp % 2 == 0) {
-  #pragma unroll
+#pragma unroll
                 for (int b = 0; b < 4; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
               } else {
-  #pragma unroll
+#pragma unroll
                 for (int b = 4; b < 8; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
                 prefetch_line_l2(static_cast<const T*>(args.kpe) +
                                  int64_t(slot) * args.kpe_stride_page);
@@ -708,9 +708,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
           // cost the scorer ~500 clocks a tile, H100 trace, logs/sm90_s12_h100_2026-11-25.)
           if (tok0 + kScoreTokens > min(limit[0], limit[1]) ||
               (Kv::kMaskInvalid && valid != ~0ull)) {
-  #pragma unroll
+#pragma unroll
             for (int j = 0; j < kNb; ++j)
-  #pragma unroll
+#pragma unroll
               for (int e = 0; e < 4; ++e) {
                 const int r = e / 2;
                 if (tok0 + 8 * j + (e % 2) >= limit[r]) s[4 * j + e] = -INFINITY;
@@ -718,13 +718,13 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
                   s[4 * j + e] = -INFINITY;
               }
           }
-  #pragma unroll
+#pragma unroll
           for (int j = 0; j < kNb; ++j)
-  #pragma unroll
+#pragma unroll
             for (int e = 0; e < 4; ++e) mx[e / 2] = fmaxf(mx[e / 2], s[4 * j + e]);
-  #pragma unroll
+#pragma unroll
           for (int r = 0; r < 2; ++r) mx[r] *= scale_log2;
-  #pragma unroll
+#pragma unroll
           for (int r = 0; r < 2; ++r) {
             mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
             mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
@@ -738,7 +738,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         float alpha[2] = {1.f, 1.f};
         float m_use[2];
         if (scorer) {
-  #pragma unroll
+#pragma unroll
           for (int r = 0; r < 2; ++r) {
             const float other =
                 kScorers > 1 ? red_max[(1 - g) * kRowsPerTile + rows[r]] : -INFINITY;
@@ -765,10 +765,10 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
           if (scorer) {
             // P (16-bit) into the swizzled [64 rows][64 tokens] tile: token column
             // kScoreTokens g + 8 j
-  #pragma unroll
+#pragma unroll
             for (int j = h * kNb / kHalves; j < (h + 1) * kNb / kHalves; ++j) {
               const int col_chunk = (g * kScoreTokens) / 8 + j;
-  #pragma unroll
+#pragma unroll
               for (int r = 0; r < 2; ++r) {
                 const float p0 = fast_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -m_use[r]));
                 const float p1 = fast_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -m_use[r]));
@@ -785,11 +785,11 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
           if (h == 0) {
             MLAW_TRACE(seq, 5 + 7 * g);
             if (!scorer) {  // the rescale factors came with the first half
-  #pragma unroll
+#pragma unroll
               for (int r = 0; r < 2; ++r) alpha[r] = red_max[rows[r]];
             }
             if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
-  #pragma unroll
+#pragma unroll
               for (int i = 0; i < 128; ++i) o[i] *= alpha[(i % 4) / 2];
             }
           }
