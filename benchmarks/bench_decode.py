@@ -210,7 +210,8 @@ def main():
             lat = f" g{r['graph_replay_us']:.0f}" if r["graph_replay_us"] else ""
             if r["graph_replay_flushed_us"]:
                 lat += f"/{r['graph_replay_flushed_us']:.0f}"
-            cells.append(f"{r['us']:7.1f}us {perf:>8}{lat} e{r['rel_err']:.0e}"[:22].rjust(22))
+            width = 26 if r["graph_replay_flushed_us"] else 22  # room for g<hot>/<flushed>
+            cells.append(f"{r['us']:7.1f}us {perf:>8}{lat} e{r['rel_err']:.0e}"[:width].rjust(width))
         print(f"{kind:8} {H:4d} {B:4d} {L:6d} {ps:3d} {qo:2d} | " + " | ".join(cells) + f" | {ratio}",
               flush=True)
         del c, ref
