@@ -71,50 +71,59 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
                        tma_box_tokens(page_size));
 }
 
+// Encoding costs ~3 us of host time per map (H200 host, 2026-11-23), and a serving engine calls
+// run() with the same tensors again and again (every layer's cache in turn, q buffers the
+// allocator or a CUDA graph hands back at the same addresses). So each thread keeps the maps
+// of its last kSlots tensor pairs, direct-mapped by the first tensor's address (bits from
+// `shift` up), keyed by both addresses, four strides and two extents; thread-local, so
+// concurrent callers never share an entry. encode(maps) fills a miss's maps.
+template <typename Maps, int kSlots, typename Encode>
+inline Maps cached_maps(const void* t0, const void* t1, const int64_t (&strides)[4], int32_t n0,
+                        int32_t n1, int shift, Encode encode) {
+  struct Entry {
+    const void* t0 = nullptr;
+    const void* t1 = nullptr;
+    int64_t strides[4] = {0, 0, 0, 0};
+    int32_t n0 = 0, n1 = 0;
+    Maps maps;
+  };
+  static thread_local Entry cache[kSlots];
+  Entry& e = cache[(reinterpret_cast<uintptr_t>(t0) >> shift) % kSlots];
+  if (e.t0 == t0 && e.t1 == t1 && e.strides[0] == strides[0] && e.strides[1] == strides[1] &&
+      e.strides[2] == strides[2] && e.strides[3] == strides[3] && e.n0 == n0 && e.n1 == n1)
+    return e.maps;
+  encode(e.maps);
+  e.t0 = t0;
+  e.t1 = t1;
+  for (int i = 0; i < 4; ++i) e.strides[i] = strides[i];
+  e.n0 = n0;
+  e.n1 = n1;
+  return e.maps;
+}
+
 // The paged cache's TMA maps for this run (host only: the descriptors travel as a kernel
-// parameter, so a captured CUDA graph replays with the ones of its capture).
+// parameter, so a captured CUDA graph replays with the ones of its capture), cached for the
+// last 64 caches.
 #ifndef MLAW_SM90_TMA
 #define MLAW_SM90_TMA 1  // 0: cp.async for every tile (A/B builds)
 #endif
-// Encoding costs ~3 us of host time per map (H200 host, 2026-11-23), so each thread keeps the
-// maps of its last 64 caches (a serving engine calls run() for every layer's cache in turn),
-// direct-mapped by the ckv address; thread-local, so concurrent callers never share an entry.
-struct KvMapsEntry {
-  const void* ckv = nullptr;
-  const void* kpe = nullptr;
-  int64_t strides[4] = {0, 0, 0, 0};
-  int32_t page_size = 0, num_pages = 0;
-  KvTensorMaps maps;
-};
 template <typename Kv>
 inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
-  KvTensorMaps maps;
-  maps.enabled = 0;
+  KvTensorMaps none;
+  none.enabled = 0;
   if (!MLAW_SM90_TMA || !std::is_same<Kv, PagedKv>::value || a.num_pages <= 0 ||
       tma_box_tokens(a.page_size) == 0)
-    return maps;
-  static thread_local KvMapsEntry cache[64];
-  KvMapsEntry& e = cache[(reinterpret_cast<uintptr_t>(a.ckv) >> 10) % 64];
-  if (e.ckv == a.ckv && e.kpe == a.kpe && e.strides[0] == a.ckv_stride_token &&
-      e.strides[1] == a.ckv_stride_page && e.strides[2] == a.kpe_stride_token &&
-      e.strides[3] == a.kpe_stride_page && e.page_size == a.page_size &&
-      e.num_pages == a.num_pages)
-    return e.maps;
-  maps.enabled =
-      encode_kv_map(&maps.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
-                    a.page_size, a.num_pages) &&
-      encode_kv_map(&maps.kpe, a.kpe, kHeadDimKpe, a.kpe_stride_token, a.kpe_stride_page,
-                    a.page_size, a.num_pages);
-  e.ckv = a.ckv;
-  e.kpe = a.kpe;
-  e.strides[0] = a.ckv_stride_token;
-  e.strides[1] = a.ckv_stride_page;
-  e.strides[2] = a.kpe_stride_token;
-  e.strides[3] = a.kpe_stride_page;
-  e.page_size = a.page_size;
-  e.num_pages = a.num_pages;
-  e.maps = maps;
-  return maps;
+    return none;
+  const int64_t strides[4] = {a.ckv_stride_token, a.ckv_stride_page, a.kpe_stride_token,
+                              a.kpe_stride_page};
+  return cached_maps<KvTensorMaps, 64>(
+      a.ckv, a.kpe, strides, a.page_size, a.num_pages, 10, [&](KvTensorMaps& m) {
+        m.enabled =
+            encode_kv_map(&m.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
+                          a.page_size, a.num_pages) &&
+            encode_kv_map(&m.kpe, a.kpe, kHeadDimKpe, a.kpe_stride_token, a.kpe_stride_page,
+                          a.page_size, a.num_pages);
+      });
 }
 
 // One query tensor [tokens][heads][cols]: boxes of 64 columns x box_heads heads x 1 token
@@ -126,45 +135,27 @@ inline bool encode_q_map(CUtensorMap* map, const void* base, int cols, int64_t s
 
 // The query rows' TMA maps for this run (box_heads 0: load_q's cp.async). A row tile is whole
 // tokens' heads when 64 % heads == 0 or heads % 64 == 0; heads >= 8 keeps every box on a
-// 1024-byte swizzle atom of the Q tile. Cached per thread like the cache's maps (a serving
-// engine's q buffers come back at the same addresses: the allocator reuses them, a CUDA graph
-// keeps them); a miss costs two encodes of host time.
-struct QMapsEntry {
-  const void* q_nope = nullptr;
-  const void* q_pe = nullptr;
-  int64_t strides[4] = {0, 0, 0, 0};
-  int32_t heads = 0, tokens = 0;
-  QTensorMaps maps;
-};
+// 1024-byte swizzle atom of the Q tile. Cached for the last 8 query tensors (a miss costs two
+// encodes of host time).
 inline QTensorMaps make_q_maps(const MlaRunArgs& a) {
-  QTensorMaps maps;
-  maps.box_heads = 0;
+  QTensorMaps none;
+  none.box_heads = 0;
   const int h = a.num_heads;
   if (!MLAW_SM90_TMA_Q || a.num_q_tokens <= 0 || h < MLAW_SM90_TMA_Q_MIN_HEADS ||
       (kRowsPerTile % h != 0 && h % kRowsPerTile != 0))
-    return maps;
-  static thread_local QMapsEntry cache[8];
-  QMapsEntry& e = cache[(reinterpret_cast<uintptr_t>(a.q_nope) >> 8) % 8];
-  if (e.q_nope == a.q_nope && e.q_pe == a.q_pe && e.strides[0] == a.q_nope_stride_token &&
-      e.strides[1] == a.q_nope_stride_head && e.strides[2] == a.q_pe_stride_token &&
-      e.strides[3] == a.q_pe_stride_head && e.heads == h && e.tokens == a.num_q_tokens)
-    return e.maps;
-  const int bh = h < kRowsPerTile ? h : kRowsPerTile;
-  if (encode_q_map(&maps.nope, a.q_nope, kHeadDimCkv, a.q_nope_stride_token,
-                   a.q_nope_stride_head, h, a.num_q_tokens, bh) &&
-      encode_q_map(&maps.pe, a.q_pe, kHeadDimKpe, a.q_pe_stride_token, a.q_pe_stride_head, h,
-                   a.num_q_tokens, bh))
-    maps.box_heads = bh;
-  e.q_nope = a.q_nope;
-  e.q_pe = a.q_pe;
-  e.strides[0] = a.q_nope_stride_token;
-  e.strides[1] = a.q_nope_stride_head;
-  e.strides[2] = a.q_pe_stride_token;
-  e.strides[3] = a.q_pe_stride_head;
-  e.heads = h;
-  e.tokens = a.num_q_tokens;
-  e.maps = maps;
-  return maps;
+    return none;
+  const int64_t strides[4] = {a.q_nope_stride_token, a.q_nope_stride_head,
+                              a.q_pe_stride_token, a.q_pe_stride_head};
+  return cached_maps<QTensorMaps, 8>(
+      a.q_nope, a.q_pe, strides, h, a.num_q_tokens, 8, [&](QTensorMaps& m) {
+        const int bh = h < kRowsPerTile ? h : kRowsPerTile;
+        m.box_heads = encode_q_map(&m.nope, a.q_nope, kHeadDimCkv, a.q_nope_stride_token,
+                                   a.q_nope_stride_head, h, a.num_q_tokens, bh) &&
+                              encode_q_map(&m.pe, a.q_pe, kHeadDimKpe, a.q_pe_stride_token,
+                                           a.q_pe_stride_head, h, a.num_q_tokens, bh)
+                          ? bh
+                          : 0;
+      });
 }
 
 // Both the paged kernel and the gather mode have a Q-by-TMA instance (mla_kernel.cuh kQTma),
