@@ -15,6 +15,12 @@
 // independent weights (MergeState::add_batch): as one dependent exp / FMA chain per slot the
 // merge itself was ~2.3 us of a B=1 launch's time (logs/sm90_narrow_h200_2026-11-23). The unit
 // lookups read only the plan, so the separate kernel does them before waiting for attention.
+// What the combine costs after the attention grid (H100, sm90, logs/sm90_s17_h100_2026-11-26):
+// ~2.6-3.7 us at B=1 (12.9 us from a CUDA graph, 10.3 without it) and ~4 us in the middle
+// regime. Per-slot readiness flags in place of the grid-dependency wait (attention releasing a
+// flag per written half slot, the combine polling only its slots' flags) ran 0.90-0.97x at B=1:
+// the release fence held each attention CTA until its stores had landed, and the polls cost
+// the round trips the wait did.
 #pragma once
 
 #include <cuda_runtime.h>

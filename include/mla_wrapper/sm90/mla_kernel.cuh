@@ -132,6 +132,14 @@
 // clocks); the ring then waits on loads, and the extra code slowed B=1 by cold instruction
 // fetch. Loads issued only after the score GEMM (to keep their writes out of its way):
 // 0.69-0.96x, a load needs the whole tile period.
+// Also measured (H100, logs/sm90_s17_h100_2026-11-26): each stage's `full` in two parts
+// (column blocks 0-3, then 4-8, the scorer waiting for the second between its wgmmas): the
+// score GEMM ~120 clocks longer; 0.94x the time at H=128 B=128 L=16384 in do_bench's bursts
+// but +1.4% / -1% sustained at the 700 W cap (L=16384 / 4096). A tile lands ~140 clocks before
+// the scorer asks for it, so with two 72 KB stages a load trick only pays together with a
+// shorter compute chain (which, alone, exposes the loads: tile period ~ (load latency + the
+// stage's hold time) / 2). The gather mode's L2 row prefetch on the paged kernel's cp.async
+// tiles (page 1, 8): 0.92-0.98x.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
