@@ -121,8 +121,8 @@ class _SparseKernel(PlannedKernel):
         _pack_args(self.args, 0, q_nope.data_ptr(), q_pe.data_ptr(), ckv.data_ptr(),
                    kpe.data_ptr(), out.data_ptr(), lse_ptr, indices.data_ptr(), qn[0], qn[1],
                    qp[0], qp[1], ckv_slot_stride, 0, kpe_slot_stride, 0, o[0], o[1], lse_stride)
-        if q_nope.shape[0] != self.args.num_q_tokens:  # bounds of q for sm90's Q tensor maps
-            self.args.num_q_tokens = q_nope.shape[0]
+        if q_nope.shape[0] != self.num_q_tokens:  # bounds of q for sm90's Q tensor maps
+            self.num_q_tokens = self.args.num_q_tokens = q_nope.shape[0]
         sa = self.sparse_args
         sa.topk_length = 0 if topk_length is None else topk_length.data_ptr()
         sa.max_logits = 0 if max_logits is None else max_logits.data_ptr()

@@ -440,8 +440,7 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, const WorkItem
   const int head0 = item.row0 % num_heads;
   if (lane == 0) mbar_arrive_expect_tx(bar, uint32_t(tokens * bh * kRowBytes * kColBlocks));
   __syncwarp();
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  const uint64_t policy = evict_last_policy();
   // (not unrolled: ptxas made 14 copies of this loop, 126 TMA issues and ~4500 SASS
   // instructions, whose cold fetch slowed every short launch by 1-3 us; H100 2026-11-26)
 #pragma unroll 1

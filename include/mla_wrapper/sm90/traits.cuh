@@ -149,6 +149,11 @@ __device__ __forceinline__ uint64_t evict_first_policy() {
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   return policy;
 }
+__device__ __forceinline__ uint64_t evict_last_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
 
 // 16-byte cp.async through L2 with a cache policy; pred = false writes zeros.
 __device__ __forceinline__ void cp_async_16(uint32_t smem, const void* gmem, bool pred,
