@@ -47,7 +47,10 @@ Algorithm and bounds
 Greedy sweep with a cap X over the tiles in request order: CTA c takes tiles while they fit;
 a tile that does not fit is cut (at a multiple of kv_tile, both parts >= min_chunk; with
 ``min_chunk_sqrt`` = c > 0, min_chunk is raised to c x sqrt(the batch's longest kv_len),
-rounded up to kv_tile, for that plan: the bounds below hold for any min_chunk) so the CTA
+rounded up to kv_tile, for that plan, but with ``min_chunk_div`` = d > 0 to no more than the
+longest kv_len / d; with ``fine_split_div`` = f > 0, a batch whose row tiles hold at most
+num_ctas / f kv tiles in all takes min_chunk = kv_tile instead: the bounds below hold for any
+min_chunk) so the CTA
 ends at exactly X (up to the kv_tile rounding), else the CTA closes; the last CTA takes the
 rest. X is searched for the smallest max CTA cost: it starts at the mean plus the expected
 cost of the cuts, then Newton steps on the last CTA's overflow and regula falsi to ~1%, plus
@@ -124,10 +127,15 @@ class CostModel:
     pair_merge: bool = False   # True: a tile cut in two pieces that are the only items of CTAs
                                # 2k and 2k + 1 is merged on chip by that cluster of two CTAs
                                # (the sm90 kernel; plan.h kSlotPairLow / kSlotPairHigh)
+    min_chunk_div: int = 0     # > 0: min_chunk_sqrt's piece is at most longest kv_len / this
+                               # (rounded up to kv_tile, never below min_chunk); 0: off
+    fine_split_div: int = 0    # > 0: a batch of at most num_ctas / this kv tiles in all (summed
+                               # over its row tiles) may be cut into one-tile pieces (min_chunk
+                               # and min_chunk_sqrt are then not applied); 0: off
 
     def __post_init__(self):
         for name in ("fixed", "fixed_per_row", "split_per_row", "min_chunk", "min_chunk_sqrt",
-                     "merge_launch"):
+                     "merge_launch", "min_chunk_div", "fine_split_div"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"CostModel.{name}: expected an int >= 0, got {v!r}")
@@ -144,7 +152,7 @@ class PlannerConfigStruct(ctypes.Structure):
         "kv_tile", "max_batch", "max_row_tiles", "max_work_items", "max_merge_items",
         "max_partial_slots", "off_counts", "off_cta_work_indptr", "off_request_info",
         "off_merge_info", "off_work_info", "int_workspace_elems", "allow_split", "min_chunk",
-        "min_chunk_sqrt", "pair_merge")] + \
+        "min_chunk_sqrt", "pair_merge", "min_chunk_div", "fine_split_div")] + \
         [(n, ctypes.c_int64) for n in (
             "fixed_cost", "fixed_cost_per_row", "split_cost_per_row", "merge_launch_cost")] + \
         [("ws", ctypes.c_void_p), ("stats", ctypes.c_void_p)]
@@ -312,14 +320,17 @@ class Planner:
             raise ValueError(f"cost: per-item costs must stay below 2**30 tokens, got {cost}")
         if cost.min_chunk_sqrt >= 1 << 14:  # x sqrt(2**31) must stay below 2**30 tokens
             raise ValueError(f"cost.min_chunk_sqrt: must be < {1 << 14}, got {cost.min_chunk_sqrt}")
+        for name in ("min_chunk_div", "fine_split_div"):
+            if getattr(cost, name) >= 1 << 31:
+                raise ValueError(f"cost.{name}: must be < 2**31, got {getattr(cost, name)}")
         cfg = PlannerConfigStruct(
             ctypes.sizeof(PlannerConfigStruct), num_heads, page_size, int(self.causal),
             layout.num_ctas, layout.rows_per_tile, K, layout.max_batch, layout.max_row_tiles,
             layout.max_work_items, layout.max_merge_items, layout.max_partial_slots,
             layout.counts_offset, layout.cta_work_indptr_offset, layout.request_info_offset,
             layout.merge_info_offset, layout.work_info_offset, layout.int_workspace_elems,
-            int(cost.allow_split), min_chunk, cost.min_chunk_sqrt, int(cost.pair_merge), cost.fixed,
-            cost.fixed_per_row,
+            int(cost.allow_split), min_chunk, cost.min_chunk_sqrt, int(cost.pair_merge),
+            cost.min_chunk_div, cost.fine_split_div, cost.fixed, cost.fixed_per_row,
             cost.split_per_row, cost.merge_launch)
         self.min_chunk = min_chunk
         self._stats = (ctypes.c_int64 * _NUM_STATS)()

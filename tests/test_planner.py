@@ -198,6 +198,23 @@ def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cos
     return loads
 
 
+def expected_min_chunk(cost, qo_indptr, kv_len, H, num_ctas, R, K):
+    """The shortest piece the planner uses for this batch (planner.h, before its sweep)."""
+    min_chunk = max(K, -(-cost.min_chunk // K) * K)
+    lmax = int(np.max(kv_len)) if len(kv_len) else 0
+    q = np.diff(np.asarray(qo_indptr, np.int64))
+    kv = np.asarray(kv_len, np.int64)
+    units = int(np.sum(np.where((q > 0) & (kv > 0), -(-(q * H) // R) * -(-kv // K), 0)))
+    cap = -(-lmax // cost.min_chunk_div) if cost.min_chunk_div > 0 else None
+    if cost.fine_split_div > 0 and units <= num_ctas // cost.fine_split_div:  # a small batch
+        return max(K, -(-(cap or 1) // K) * K)
+    if cost.min_chunk_sqrt > 0:  # the length-dependent shortest piece
+        want = math.ceil(cost.min_chunk_sqrt * math.sqrt(lmax))
+        want = min(want, cap) if cap is not None else want
+        min_chunk = max(min_chunk, -(-max(want, 1) // K) * K)
+    return min_chunk
+
+
 def run_and_check(qo_indptr, kv_indptr, kv_len, H, causal, num_ctas=132, R=64, K=64,
                   cost=None, page_size=64, layout=None):
     layout = layout or layout_for(qo_indptr, H, num_ctas, R, K)
@@ -206,10 +223,7 @@ def run_and_check(qo_indptr, kv_indptr, kv_len, H, causal, num_ctas=132, R=64, K
     buf = np.full(layout.int_workspace_elems + 256, SENTINEL, np.int32)
     res = Planner(layout, H, page_size, causal, cost).plan(qo_indptr, kv_indptr, kv_len, buf)
     d = planner.decode(layout, buf)
-    min_chunk = max(K, -(-cost.min_chunk // K) * K)
-    if cost.min_chunk_sqrt > 0 and len(kv_len):  # the length-dependent shortest piece
-        want = math.ceil(cost.min_chunk_sqrt * math.sqrt(int(np.max(kv_len))))
-        min_chunk = max(min_chunk, -(-want // K) * K)
+    min_chunk = expected_min_chunk(cost, qo_indptr, kv_len, H, num_ctas, R, K)
     loads = check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cost,
                        min_chunk)
     return d, res, loads
@@ -412,6 +426,50 @@ def test_min_chunk_sqrt_invariants(kinds):
     qo_indptr, kv_indptr, kv_len = make_batch(kv)
     run_and_check(qo_indptr, kv_indptr, kv_len, 128, False, cost=CostModel(min_chunk_sqrt=4))
     run_and_check(qo_indptr, kv_indptr, kv_len, 16, True, cost=CostModel(min_chunk_sqrt=9))
+
+
+SM90_LIKE = CostModel(min_chunk_sqrt=4, min_chunk_div=16, fine_split_div=4)
+
+
+@pytest.mark.parametrize("H,B,L,piece", [
+    (128, 1, 1024, 64),   # 32 kv tiles in all <= 132 / 4: one-tile pieces
+    (16, 1, 512, 64),
+    (16, 1, 2048, 128),   # small too, but pieces of L / 16
+    (128, 2, 1024, 128),  # 64 tiles: min_chunk's floor and the square root (capped at L / 16)
+    (64, 4, 2048, 128),   # 4 x sqrt(2048) -> 192, capped at 2048 / 16
+    (16, 1, 4096, 256),   # 64 tiles: 4 x sqrt(4096)
+    (16, 1, 16384, 512),  # the square root under the cap (1024)
+])
+def test_small_batches_and_the_piece_cap(H, B, L, piece):
+    """fine_split_div / min_chunk_div (the sm90 family's cost): every piece of a cut tile is at
+    least `piece` tokens, and the pieces of a lone request are exactly that long (but its last)."""
+    qo_indptr, kv_indptr, kv_len = make_batch([L] * B)
+    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, False, cost=SM90_LIKE)
+    ws = d.work_info[: res.num_work_items]
+    cut = ws[ws[:, 3] - ws[:, 2] < L]
+    assert len(cut) > 0, "the batch is cut"
+    assert np.all(cut[:, 3] - cut[:, 2] >= piece)
+    if B == 1 and len(cut) == res.num_work_items:
+        assert np.min(cut[:, 3] - cut[:, 2]) == piece, (H, L)
+
+
+@pytest.mark.parametrize("kinds", LENGTH_KINDS)
+def test_small_batch_rules_keep_the_invariants(kinds):
+    rng = np.random.default_rng(11)
+    for B, H in ((1, 128), (3, 16), (24, 64)):
+        kv = lengths(kinds, B, rng)
+        qo_indptr, kv_indptr, kv_len = make_batch(kv)
+        run_and_check(qo_indptr, kv_indptr, kv_len, H, False, cost=SM90_LIKE)
+        run_and_check(qo_indptr, kv_indptr, kv_len, H, True, cost=SM90_LIKE)
+
+
+def test_small_batch_rules_validated():
+    for name in ("min_chunk_div", "fine_split_div"):
+        with pytest.raises(ValueError, match=name):
+            CostModel(**{name: -1})
+        qo_indptr, kv_indptr, kv_len = make_batch([4096])
+        with pytest.raises(ValueError, match=name):
+            run_and_check(qo_indptr, kv_indptr, kv_len, 16, False, cost=CostModel(**{name: 1 << 31}))
 
 
 def test_min_chunk_sqrt_validated():

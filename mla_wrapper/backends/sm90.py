@@ -47,15 +47,21 @@ def spec(dtype, arch: str, device=None) -> KernelSpec:
 
 def planner_cost():
     """The planner's cost model for this family: the default, with pieces of a split request at
-    least 4 x sqrt(longest kv_len) tokens (128 at L=1024, 256 at L=4096). B=1 replayed from a
-    CUDA graph on an H200 (2026-11-23, benchmarks/results/decode_tuning.jsonl, tags mc128 /
-    mc256 / mc512): 128-token pieces are best at L=1024 (15 / 19 us at H=16 / 128), 256 at
-    L=4096 (22 / 27 us against 25 / 30 with 128). pair_merge: a tile cut in two pieces that
-    are the only items of CTAs 2k and 2k + 1 is merged on chip by that cluster of two (the
-    launcher runs the paged kernel in clusters of two); see planner.h pair_merges."""
+    least 4 x sqrt(longest kv_len) tokens but at most kv_len / 16 (128 at L=1024 and 2048, 256
+    at L=4096, 512 at L=16384); a batch of at most num_ctas / 4 kv tiles in all is cut in pieces
+    of kv_len / 16 tokens (one kv tile up to L=1024: B=1 at most 32 CTAs busy). B=1 replayed from a CUDA graph on an H200
+    (2026-11-23, benchmarks/results/decode_tuning.jsonl, tags mc128 / mc256 / mc512): 256-token
+    pieces at L=4096 (22 / 27 us at H=16 / 128 against 25 / 30 with 128). H100 (2026-11-26,
+    benchmarks/results/logs/sm90_s18_h100_2026-11-26 runs 4-6): this rule against the sqrt rule
+    alone, B=1 from a CUDA graph: 1.15x at L=256 (H=16), 1.13 / 1.18x at L=512 (H=128 / 16),
+    1.01 / 1.05x at L=1024, 1.01 / 1.04x at L=2048; B=2-8 equal; one-tile pieces that spread a
+    batch over 64 or more CTAs ran 0.92-0.97x (hence the num_ctas / 4 bound).
+    pair_merge: a tile cut in two pieces that are the only items of CTAs 2k and 2k + 1 is merged
+    on chip by that cluster of two (the launcher runs the paged kernel in clusters of two); see
+    planner.h pair_merges."""
     from ..planner import CostModel  # noqa: PLC0415
 
-    return CostModel(min_chunk_sqrt=4, pair_merge=True)
+    return CostModel(min_chunk_sqrt=4, pair_merge=True, min_chunk_div=16, fine_split_div=4)
 
 
 def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:

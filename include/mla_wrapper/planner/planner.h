@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <vector>
@@ -73,6 +74,10 @@ struct PlannerConfig {
                               // kv_len of the batch), rounded up to kv_tile
   int32_t pair_merge;         // 1: tiles cut in two pieces that are the only items of CTAs 2k
                               // and 2k + 1 are merged on chip by that cluster of two (sm90)
+  int32_t min_chunk_div;      // > 0: min_chunk_sqrt's piece is at most the longest kv_len / this
+                              // (rounded up to kv_tile; never below min_chunk)
+  int32_t fine_split_div;     // > 0: a batch of at most num_ctas / this kv tiles in all (summed
+                              // over its row tiles) may be cut into pieces of one kv tile
   int64_t fixed_cost;         // tokens per work item
   int64_t fixed_cost_per_row; // tokens per query row per work item
   int64_t split_cost_per_row; // tokens per query row per partial piece
@@ -671,14 +676,35 @@ inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_in
                 cfg_in.max_batch);
   // A length-dependent shortest piece (min_chunk_sqrt > 0): the best number of pieces of one
   // long request grows like sqrt(its length) (each piece pays a prologue and a merged partial;
-  // H200 B=1 graph replay: 128-token pieces best at L=1024, 256 at L=4096, 2026-11-23).
+  // H200 B=1 graph replay: 128-token pieces best at L=1024, 256 at L=4096, 2026-11-23), capped
+  // at L / min_chunk_div (H100 2026-11-26, sm90: 128-token pieces 1.02-1.04x 192 at L=2048).
+  // A batch too small to fill a quarter of the GPU even in one-tile pieces (fine_split_div)
+  // drops the floor (min_chunk) and the square root: its pieces are L / min_chunk_div (at least
+  // one kv tile): B=1 at L=512 / 1024 ran 1.05-1.18x faster from a CUDA graph in one-tile
+  // pieces, while batches that would spread over 64+ CTAs so ran 0.92-0.97x (the pieces' Q
+  // loads and partials), and B=1 H=16 L=2048 0.98-1.03x in 32 one-tile pieces against
+  // 1.03-1.04x in 16 of two (benchmarks/results/logs/sm90_s18_h100_2026-11-26, runs 4-6).
   PlannerConfig cfg = cfg_in;
-  if (cfg.min_chunk_sqrt > 0) {
+  bool fine = false;
+  if (cfg.fine_split_div > 0) {  // total kv tiles, counted until they pass the threshold
+    const int64_t limit = cfg.num_ctas / cfg.fine_split_div;
+    int64_t units = 0;
+    for (int32_t r = 0; r < batch && units <= limit; ++r) {
+      const int64_t q = int64_t(qo_indptr[r + 1]) - qo_indptr[r], L = kv_len[r];
+      if (q > 0 && L > 0)
+        units += ceil_div(q * cfg.num_heads, cfg.rows_per_tile) * ceil_div(L, cfg.kv_tile);
+    }
+    fine = units <= limit;
+  }
+  if (cfg.min_chunk_sqrt > 0 || fine) {
     int32_t lmax = 0;
     for (int32_t r = 0; r < batch; ++r) lmax = kv_len[r] > lmax ? kv_len[r] : lmax;
-    const int64_t want = int64_t(std::ceil(cfg.min_chunk_sqrt * std::sqrt(double(lmax))));
-    const int64_t rounded = (want + cfg.kv_tile - 1) / cfg.kv_tile * cfg.kv_tile;
-    if (rounded > cfg.min_chunk) cfg.min_chunk = int32_t(rounded);
+    const int64_t cap = cfg.min_chunk_div > 0 ? ceil_div(lmax, cfg.min_chunk_div) : INT64_MAX;
+    int64_t want = 0;  // fine without a cap: one kv tile
+    if (fine && cfg.min_chunk_div > 0) want = cap;
+    if (!fine) want = std::min(int64_t(std::ceil(cfg.min_chunk_sqrt * std::sqrt(double(lmax)))), cap);
+    const int64_t rounded = ceil_div(std::max<int64_t>(want, 1), cfg.kv_tile) * cfg.kv_tile;
+    if (fine || rounded > cfg.min_chunk) cfg.min_chunk = int32_t(rounded);
   }
   const int32_t H = cfg.num_heads, R = cfg.rows_per_tile, P = cfg.page_size, C = cfg.num_ctas;
   const int64_t m = cfg.min_chunk, kv = cfg.kv_tile;
