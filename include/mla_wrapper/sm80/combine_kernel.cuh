@@ -27,6 +27,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/common/status.cuh"
 #include "mla_wrapper/merge/state.cuh"
@@ -122,27 +124,36 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
 
       MergeState<kVec> state;
       state.init();
-      // kSlotBatch slots at a time: their LSE and rows are loaded before any is merged.
-      for (int k0 = 0; k0 < num_slots; k0 += kSlotBatch) {
-        float s[kSlotBatch];
-        float v[kSlotBatch][kVec];
+      // kBatch slots at a time: their LSE and rows are loaded before any is merged.
+      auto merge_slots = [&](auto batch_const) {
+        constexpr int kBatch = decltype(batch_const)::value;
+        for (int k0 = 0; k0 < num_slots; k0 += kBatch) {
+          float s[kBatch];
+          float v[kBatch][kVec];
 #pragma unroll
-        for (int j = 0; j < kSlotBatch; ++j) {
-          s[j] = -INFINITY;  // past num_slots: empty (MergeState skips it)
+          for (int j = 0; j < kBatch; ++j) {
+            s[j] = -INFINITY;  // past num_slots: empty (MergeState skips it)
 #pragma unroll
-          for (int e = 0; e < kVec; ++e) v[j][e] = 0.f;
-          if (k0 + j < num_slots) {
-            const int64_t prow = static_cast<int64_t>(first_slot + k0 + j) * kRowsPerTile + r;
-            s[j] = __ldcg(plan.partial_lse + prow);
-            const P* src = partial_o + prow * kHeadDimCkv + col0;
+            for (int e = 0; e < kVec; ++e) v[j][e] = 0.f;
+            if (k0 + j < num_slots) {
+              const int64_t prow = static_cast<int64_t>(first_slot + k0 + j) * kRowsPerTile + r;
+              s[j] = __ldcg(plan.partial_lse + prow);
+              const P* src = partial_o + prow * kHeadDimCkv + col0;
 #pragma unroll
-            for (int q = 0; q < kVec / kLoad; ++q)
-              load_partial<P, kLoad>(src + 32 * kLoad * q,
-                                     *reinterpret_cast<float(*)[kLoad]>(&v[j][kLoad * q]));
+              for (int q = 0; q < kVec / kLoad; ++q)
+                load_partial<P, kLoad>(src + 32 * kLoad * q,
+                                       *reinterpret_cast<float(*)[kLoad]>(&v[j][kLoad * q]));
+            }
           }
+          state.template add_batch<false>(v, s);
         }
-        state.template add_batch<false>(v, s);
-      }
+      };
+      // A batch wider than kCombineSlotBatch (the few-merges instance) serves only merges of
+      // more slots than that: the others merge no empty slots (warp-uniform branch).
+      if (kSlotBatch > kCombineSlotBatch && num_slots <= kCombineSlotBatch)
+        merge_slots(std::integral_constant<int, kCombineSlotBatch>{});
+      else
+        merge_slots(std::integral_constant<int, kSlotBatch>{});
       float v[kVec];
       float s;
       state.template finish<false>(v, s);
@@ -191,7 +202,8 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
 // the plan has merge capacity (grid: enough warps for max_merge_items x kRowsPerTile rows x
 // column parts (kCombineParts, or kCombineManyParts for 16-bit partials of many merges), at most
-// kCombineCtasPerSm CTAs per SM of the device). pdl: programmatic dependent launch (SM90+): the
+// kCombineCtasPerSm CTAs per SM of the device; 16-bit partials of a few merges, B=1, load
+// kCombineFewSlotBatch slots at once). pdl: programmatic dependent launch (SM90+): the
 // attention CTAs allow it as they start, so the combine grid is launched (and parks in griddepcontrol.wait on free SMs) while
 // attention runs, instead of after it; the wait returns once attention's writes are visible.
 // Returns 0 or a CUDA error status.
@@ -202,6 +214,8 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   // 16-bit partials with many merge items: the configuration for merges of a few slots.
   const bool many = sizeof(P) == 2 &&
                     static_cast<int64_t>(plan->max_merge_items) * kCombineManyMergesDiv > plan->num_ctas;
+  // 16-bit partials of at most kCombineFewMerges merges (B=1): 16 slots at a time.
+  const bool few = sizeof(P) == 2 && !many && plan->max_merge_items <= kCombineFewMerges;
   const int parts = many ? kCombineManyParts : kCombineParts;
   const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * parts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
@@ -212,9 +226,10 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   attr.val.programmaticStreamSerializationAllowed = 1;
   const cudaLaunchConfig_t cfg = launch_config(grid, kCombineWarps * 32, 0, stream, &attr, pdl);
   const cudaError_t err =
-      many ? cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P, kCombineManySlotBatch, kCombineManyParts>,
-                                *plan, *args)
-           : cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P>, *plan, *args);
+      many  ? cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P, kCombineManySlotBatch, kCombineManyParts>,
+                                 *plan, *args)
+      : few ? cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P, kCombineFewSlotBatch>, *plan, *args)
+            : cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P>, *plan, *args);
   if (err != cudaSuccess) return static_cast<int>(err);
   return launch_status();
 }

@@ -80,6 +80,17 @@ constexpr int kCombineSlotBatch = 8;                  // partial slots a warp lo
 constexpr int kCombineManyMergesDiv = 5;
 constexpr int kCombineManyParts = 2;
 constexpr int kCombineManySlotBatch = 2;
+// A plan of at most kCombineFewMerges merge items (B=1: one or two row tiles cut in 8-64
+// pieces each, sm90's planner_cost) loads 16 slots at once where a merge has more than 8:
+// one round trip to L2 for 16 slots. H100 2026-11-26 (logs/sm90_s18_h100_2026-11-26, runs
+// 9-11): B=1 L=1024-65536 1.03-1.045x from a CUDA graph; merges of <= 8 slots ran 0.97-0.98x
+// in 16-slot batches (hence the 8-slot path for them), and plans of 4-32 merges 0.97-0.99x
+// (hence the few-merges instance: a batch of 16 costs registers).
+#ifndef MLAW_COMBINE_FEW_MERGES
+#define MLAW_COMBINE_FEW_MERGES 2
+#endif
+constexpr int kCombineFewMerges = MLAW_COMBINE_FEW_MERGES;
+constexpr int kCombineFewSlotBatch = 16;
 // Fused combine (8 warps per SM, mla_kernel.cuh): partial slots a warp loads at once.
 constexpr int kFusedCombineSlotBatch = 8;
 // The launcher fuses the combine only while merge rows <= this many per warp of the grid.
