@@ -255,7 +255,7 @@ def test_cluster_pair_merges(workspace, poison, dtype, heads, qo_len, page_size,
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 @pytest.mark.parametrize("heads,qo_len,page_size,lens", [
     (128, 1, 64, [4096]), (16, 1, 64, [4096]), (128, 2, 1, [4000]),
-    (64, 1, 16, [8000, 300, 3000]), (16, 4, 32, [3000]), (128, 1, 64, [200])])
+    (64, 1, 16, [8000, 300, 3000]), (16, 4, 32, [4000]), (128, 1, 64, [200])])
 def test_cluster_pair_halves_small_batch(workspace, poison, dtype, heads, qo_len, page_size, lens):
     """sm90: a batch that leaves half the CTAs idle (B=1) with items of >= 4 kv tiles runs
     every work item as two halves on a cluster pair, merged on chip into the item's output or
@@ -267,6 +267,42 @@ def test_cluster_pair_halves_small_batch(workspace, poison, dtype, heads, qo_len
     b = make_batch(lens, qo_len, heads, page_size, DTYPES[dtype], seed=heads + sum(lens))
     plan_run_check(w, b, causal, poison)
     assert _pair_items(w, b, causal) * 2 == w._impl.last_plan.num_work_items
+
+
+def _max_merge_slots(w, b, causal):
+    """The most partial slots one merge item of w's (sm90) plan for batch b combines."""
+    from mla_wrapper import planner
+    from mla_wrapper.backends import sm90
+
+    d, _, _ = planner.plan_arrays(b["qo_indptr"].numpy(), b["kv_indptr"].numpy(),
+                                  b["kv_len"].numpy(), b["heads"], b["page_size"], causal,
+                                  w._impl.layout, sm90.planner_cost())
+    return int(d.merge_info[:, 3].max()) if len(d.merge_info) else 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("heads,page_size,length,slots", [
+    (128, 64, 512, 8), (16, 64, 1024, 16), (128, 64, 1024, 16), (16, 16, 2000, 9),
+    (128, 1, 1000, 9), (64, 64, 20000, 17)])
+def test_b1_merges_of_many_slots(workspace, poison, dtype, heads, page_size, length, slots):
+    """sm90 at B=1: the planner cuts a short request in kv_len / 16-token pieces (one tile up to
+    L=1024) and the combine of a plan with at most two merge items loads 16 slots at once where
+    a merge has more than 8 (sm80/config.h kCombineFewMerges); both paths against the reference,
+    eagerly and replayed from a CUDA graph."""
+    if "sm90" not in planned_backends():
+        pytest.skip("needs a Hopper GPU (the sm90 family)")
+    w = new_wrapper(workspace, backend="sm90")
+    b = make_batch([length], 1, heads, page_size, DTYPES[dtype], seed=heads + length)
+    plan_run_check(w, b, False, poison)
+    assert _max_merge_slots(w, b, False) >= slots
+    if dtype != "bf16":  # (the graph harness holds bf16 tensors)
+        return
+    gr = _GraphRun(workspace, "sm90", 1, 1, heads, page_size, b["ckv"].shape[0], b["kv_indices"].numel())
+    plan(gr.w, b, False)
+    gr.load(b)
+    gr.capture()
+    gr.replay_check(b, False)
 
 
 @pytest.mark.gpu
