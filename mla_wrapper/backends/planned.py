@@ -99,6 +99,36 @@ class FamilyABI:
 _pack_args = struct.Struct("=7Q11q").pack_into
 
 
+def _capturing() -> bool:
+    """Whether this thread's current stream is capturing a CUDA graph."""
+    try:
+        import torch  # noqa: PLC0415
+
+        return torch.cuda.is_current_stream_capturing()
+    except Exception:  # noqa: BLE001 (interpreter shutdown)
+        return False
+
+
+# Staging slots dropped while this thread was capturing a CUDA graph: (pinned tensor, io, event,
+# in flight), released by the next plan_and_upload(). Releasing a slot waits for its last upload
+# and destroys its event, calls that invalidate a capture in progress: the GPU suite's sparse
+# graph tests failed when a wrapper of an earlier test was garbage-collected inside their
+# capture (benchmarks/results/logs/sm90_s18_h100_2026-11-26, runs 12-21).
+_DEFERRED: list = []
+
+
+def _release(tensor, io, event, in_flight) -> None:
+    del tensor  # (kept alive until its upload has completed)
+    if in_flight:
+        io.call("mlaw_event_synchronize", event)
+    io.mlaw_event_destroy(event)
+
+
+def _release_deferred() -> None:
+    while _DEFERRED and not _capturing():
+        _release(*_DEFERRED.pop())
+
+
 class _StagingSlot:
     """One pinned host copy of the int workspace and the event of its last upload (a raw CUDA
     event made by the plan-upload library: cheaper to record and poll than torch's)."""
@@ -131,8 +161,10 @@ class _StagingSlot:
 
     def __del__(self):
         try:
-            self.wait()
-            self.io.mlaw_event_destroy(self.event)
+            if _capturing():  # no synchronizing calls inside a capture: released later
+                _DEFERRED.append((self.tensor, self.io, self.event, self.in_flight))
+            else:
+                _release(self.tensor, self.io, self.event, self.in_flight)
         except Exception:  # noqa: BLE001 (interpreter shutdown)
             pass
 
@@ -280,6 +312,8 @@ class PlannedKernel:
         if self.planner is None or self.planner_key != planner_key:
             self.planner = make_planner()
             self.planner_key = planner_key
+        if _DEFERRED:
+            _release_deferred()
         slot = self._free_slot()
         res = self.planner.plan(qo_h, kv_h, len_h, slot.array)
         w = self.wrapper
