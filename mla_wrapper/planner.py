@@ -49,8 +49,8 @@ a tile that does not fit is cut (at a multiple of kv_tile, both parts >= min_chu
 ``min_chunk_sqrt`` = c > 0, min_chunk is raised to c x sqrt(the batch's longest kv_len),
 rounded up to kv_tile, for that plan, but with ``min_chunk_div`` = d > 0 to no more than the
 longest kv_len / d; with ``fine_split_div`` = f > 0, a batch whose row tiles hold at most
-num_ctas / f kv tiles in all takes min_chunk = kv_tile instead: the bounds below hold for any
-min_chunk) so the CTA
+num_ctas / f kv tiles in all takes min_chunk = the longest kv_len / d instead (kv_tile
+without d): the bounds below hold for any min_chunk) so the CTA
 ends at exactly X (up to the kv_tile rounding), else the CTA closes; the last CTA takes the
 rest. X is searched for the smallest max CTA cost: it starts at the mean plus the expected
 cost of the cuts, then Newton steps on the last CTA's overflow and regula falsi to ~1%, plus
@@ -130,7 +130,8 @@ class CostModel:
     min_chunk_div: int = 0     # > 0: min_chunk_sqrt's piece is at most longest kv_len / this
                                # (rounded up to kv_tile, never below min_chunk); 0: off
     fine_split_div: int = 0    # > 0: a batch of at most num_ctas / this kv tiles in all (summed
-                               # over its row tiles) may be cut into one-tile pieces (min_chunk
+                               # over its row tiles) may be cut into pieces of longest kv_len /
+                               # min_chunk_div tokens (one kv tile without that cap; min_chunk
                                # and min_chunk_sqrt are then not applied); 0: off
 
     def __post_init__(self):

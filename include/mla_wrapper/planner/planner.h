@@ -77,7 +77,8 @@ struct PlannerConfig {
   int32_t min_chunk_div;      // > 0: min_chunk_sqrt's piece is at most the longest kv_len / this
                               // (rounded up to kv_tile; never below min_chunk)
   int32_t fine_split_div;     // > 0: a batch of at most num_ctas / this kv tiles in all (summed
-                              // over its row tiles) may be cut into pieces of one kv tile
+                              // over its row tiles) may be cut into pieces of the longest
+                              // kv_len / min_chunk_div (one kv tile without that cap)
   int64_t fixed_cost;         // tokens per work item
   int64_t fixed_cost_per_row; // tokens per query row per work item
   int64_t split_cost_per_row; // tokens per query row per partial piece
