@@ -210,6 +210,36 @@ class _GraphRun:
         check(dict(b, ckv=self.ckv, kpe=self.kpe), self.out, self.lse, causal)
 
 
+def test_staging_slot_freed_during_capture_is_released_later(monkeypatch):
+    """CPU check of the deferral: a staging slot freed while the current stream captures makes
+    no CUDA call (no wait for its upload, no event destroy) and is queued; the next release
+    outside a capture waits for its in-flight upload and destroys its event."""
+    from mla_wrapper.backends import planned
+
+    calls = []
+
+    class FakeIo:
+        def call(self, name, *args):
+            calls.append((name, args))
+
+        def mlaw_event_destroy(self, event):
+            calls.append(("destroy", (event,)))
+
+    capturing = [True]
+    monkeypatch.setattr(planned, "_capturing", lambda: capturing[0])
+    monkeypatch.setattr(planned, "_DEFERRED", [])
+    slot = object.__new__(planned._StagingSlot)
+    slot.tensor, slot.io, slot.event, slot.in_flight = object(), FakeIo(), 1234, True
+    del slot
+    assert calls == [] and len(planned._DEFERRED) == 1
+    planned._release_deferred()  # still capturing: nothing released
+    assert calls == [] and len(planned._DEFERRED) == 1
+    capturing[0] = False
+    planned._release_deferred()
+    assert calls == [("mlaw_event_synchronize", (1234,)), ("destroy", (1234,))]
+    assert planned._DEFERRED == []
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("backend", ["sm80", "sm90"])
 def test_wrapper_freed_inside_another_capture(workspace, backend):
