@@ -280,17 +280,21 @@ def _num_ctas():
     return torch.cuda.get_device_properties(0).multi_processor_count * sm90.CTAS_PER_SM
 
 
-def _pair_items(w, b, causal):
-    """Cluster pairs in w's (sm90) plan for batch b: their low halves (plan.h mlaw_pair_slot:
-    slot <= -2 with (-2 - slot) even)."""
+def _sm90_plan(w, b, causal):
+    """w's (sm90) plan for batch b, decoded (the planner run again with the family's cost)."""
     from mla_wrapper import planner
     from mla_wrapper.backends import sm90
 
-    impl = w._impl
     d, _, _ = planner.plan_arrays(b["qo_indptr"].numpy(), b["kv_indptr"].numpy(),
                                   b["kv_len"].numpy(), b["heads"], b["page_size"], causal,
-                                  impl.layout, sm90.planner_cost())
-    slot = d.work_info[:, 4].astype(np.int64)
+                                  w._impl.layout, sm90.planner_cost())
+    return d
+
+
+def _pair_items(w, b, causal):
+    """Cluster pairs in w's (sm90) plan for batch b: their low halves (plan.h mlaw_pair_slot:
+    slot <= -2 with (-2 - slot) even)."""
+    slot = _sm90_plan(w, b, causal).work_info[:, 4].astype(np.int64)
     return int(np.sum((slot <= -2) & ((-2 - slot) % 2 == 0)))
 
 
@@ -337,12 +341,7 @@ def test_cluster_pair_halves_small_batch(workspace, poison, dtype, heads, qo_len
 
 def _max_merge_slots(w, b, causal):
     """The most partial slots one merge item of w's (sm90) plan for batch b combines."""
-    from mla_wrapper import planner
-    from mla_wrapper.backends import sm90
-
-    d, _, _ = planner.plan_arrays(b["qo_indptr"].numpy(), b["kv_indptr"].numpy(),
-                                  b["kv_len"].numpy(), b["heads"], b["page_size"], causal,
-                                  w._impl.layout, sm90.planner_cost())
+    d = _sm90_plan(w, b, causal)
     return int(d.merge_info[:, 3].max()) if len(d.merge_info) else 0
 
 

@@ -701,9 +701,8 @@ inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_in
     int32_t lmax = 0;
     for (int32_t r = 0; r < batch; ++r) lmax = kv_len[r] > lmax ? kv_len[r] : lmax;
     const int64_t cap = cfg.min_chunk_div > 0 ? ceil_div(lmax, cfg.min_chunk_div) : INT64_MAX;
-    int64_t want = 0;  // fine without a cap: one kv tile
-    if (fine && cfg.min_chunk_div > 0) want = cap;
-    if (!fine) want = std::min(int64_t(std::ceil(cfg.min_chunk_sqrt * std::sqrt(double(lmax)))), cap);
+    const int64_t root = int64_t(std::ceil(cfg.min_chunk_sqrt * std::sqrt(double(lmax))));
+    const int64_t want = fine ? (cfg.min_chunk_div > 0 ? cap : 1) : std::min(root, cap);
     const int64_t rounded = ceil_div(std::max<int64_t>(want, 1), cfg.kv_tile) * cfg.kv_tile;
     if (fine || rounded > cfg.min_chunk) cfg.min_chunk = int32_t(rounded);
   }
