@@ -407,7 +407,8 @@ class DecodedPlan:
 
     counts: np.ndarray           # [4]
     cta_work_indptr: np.ndarray  # [num_ctas + 1]
-    work_info: np.ndarray        # [num_work_items, 5]: request, row tile, kv_start, kv_end, slot
+    work_info: np.ndarray        # [num_work_items, 9]: request, row tile, kv_start, kv_end, slot,
+                                 # then the request's qo_start, qo_len, kv_len, page_start
     request_info: np.ndarray     # [batch, 4]: qo_start, qo_len, kv_len, page_start
     merge_info: np.ndarray       # [num_merge_items, 4]: request, row tile, first slot, slots
 

@@ -10,7 +10,7 @@ Two device buffers serve a wrapper:
       cta_work_indptr  [num_ctas + 1]
       request_info     [max_batch * 4]               plan.h kRequest* fields
       merge_info       [max_merge_items * 4]         plan.h kMerge* fields
-      work_info        [max_work_items * 5]          plan.h kWork* fields (last: its used part
+      work_info        [max_work_items * 9]          plan.h kWork* fields (last: its used part
                                                      is a prefix, so the copy ends there)
 
 * the **float workspace** (the user's ``float_workspace_buffer``)::
@@ -42,7 +42,8 @@ _PARTIAL_O_ALIGN = 128      # bytes
 _PARTIAL_LSE_ALIGN = 16     # bytes
 
 # plan.h enums
-WORK_FIELDS = 5             # kWorkRequest, kWorkRowTile, kWorkKvStart, kWorkKvEnd, kWorkPartialSlot
+WORK_FIELDS = 9             # kWorkRequest, kWorkRowTile, kWorkKvStart, kWorkKvEnd, kWorkPartialSlot,
+                            # then the request's fields: kWorkQoStart, kWorkQoLen, kWorkKvLen, kWorkPageStart
 REQUEST_FIELDS = 4          # kRequestQoStart, kRequestQoLen, kRequestKvLen, kRequestPageStart
 MERGE_FIELDS = 4            # kMergeRequest, kMergeRowTile, kMergeFirstSlot, kMergeNumSlots
 NUM_COUNTS = 4

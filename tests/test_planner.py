@@ -16,7 +16,7 @@ import torch
 
 from mla_wrapper import planner
 from mla_wrapper.planner import CostModel, Planner, plan_arrays
-from mla_wrapper.workspace import WorkspaceLayout, row_tiles_bound
+from mla_wrapper.workspace import WORK_FIELDS, WorkspaceLayout, row_tiles_bound
 
 pytestmark = pytest.mark.compile
 
@@ -103,12 +103,12 @@ def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cos
     nw, nm = int(d.counts[0]), int(d.counts[1])
     assert list(d.counts) == [nw, nm, B, int(q.sum()) * H]
     assert nw == res.num_work_items and nm == res.num_merge_items
-    assert res.copy_bytes == (layout.work_info_offset + nw * 5) * 4
+    assert res.copy_bytes == (layout.work_info_offset + nw * WORK_FIELDS) * 4
 
     # capacities, and nothing written past what is used
     assert nw <= layout.max_work_items and nm <= layout.max_merge_items
     assert res.num_partial_slots <= layout.max_partial_slots
-    assert np.all(buf[layout.work_info_offset + nw * 5:] == SENTINEL)
+    assert np.all(buf[layout.work_info_offset + nw * WORK_FIELDS:] == SENTINEL)
     # (a pair-merged tile's merge item was written, then dropped: the list shrank by one)
     n_pairs = int(np.sum(d.work_info[:, 4] == -2))
     assert np.all(buf[layout.merge_info_offset + (nm + n_pairs) * 4: layout.work_info_offset]
@@ -116,10 +116,12 @@ def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cos
     assert np.all(buf[layout.request_info_offset + B * 4: layout.merge_info_offset] == SENTINEL)
     assert np.all(buf[layout.cta_work_indptr_offset + C + 1: layout.request_info_offset] == SENTINEL)
 
-    # request_info
+    # request_info, and its copy in every work item (plan.h kWorkQoStart..kWorkPageStart)
     ri = d.request_info
     assert np.array_equal(ri[:, 0], qo_indptr[:-1]) and np.array_equal(ri[:, 1], q)
     assert np.array_equal(ri[:, 2], kv_len) and np.array_equal(ri[:, 3], kv_indptr[:-1])
+    assert d.work_info.shape == (nw, WORK_FIELDS)
+    assert np.array_equal(d.work_info[:, 5:], ri[d.work_info[:, 0]])
 
     # per-CTA ranges
     ind = d.cta_work_indptr
@@ -128,7 +130,7 @@ def check_plan(d, res, buf, qo_indptr, kv_indptr, kv_len, H, causal, layout, cos
     # every row tile, covered exactly once by pieces partitioning its visible range
     tiles = expected_tiles(qo_indptr, kv_len, H, R, causal)
     assert res.num_row_tiles == len(tiles)
-    w, cta, pairs = merge_pairs(d.work_info.astype(np.int64), ind, cost)
+    w, cta, pairs = merge_pairs(d.work_info[:, :5].astype(np.int64), ind, cost)
     order = np.lexsort((w[:, 2], w[:, 1], w[:, 0]))
     ws = w[order]
     key = ws[:, 0] * (1 << 32) + ws[:, 1]
@@ -301,7 +303,7 @@ def test_causal_rows_that_see_nothing():
     # qo_len > kv_len: the first queries see no token; the tile still gets an item
     qo_indptr, kv_indptr, kv_len = make_batch([0, 2, 3, 1000], [4, 4, 4, 4])
     d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 16, True)
-    tiles = {(int(r), int(t)): (int(s), int(e)) for r, t, s, e, _ in d.work_info}
+    tiles = {(int(r), int(t)): (int(s), int(e)) for r, t, s, e, _ in d.work_info[:, :5]}
     assert tiles[(0, 0)] == (0, 0) and tiles[(1, 0)] == (0, 2)
 
 
@@ -317,7 +319,7 @@ def test_brute_force_coverage_small():
         for r in range(B):
             L, rows = int(kv_len[r]), int(q[r]) * H
             seen = np.zeros((rows, max(L, 1)), np.int32)
-            for _, t, s, e, _ in d.work_info[d.work_info[:, 0] == r]:
+            for _, t, s, e, _ in d.work_info[d.work_info[:, 0] == r][:, :5]:
                 for row in range(t * 64, min((t + 1) * 64, rows)):
                     i = row // H
                     lim = min(max(L - int(q[r]) + i + 1, 0), L) if causal else L

@@ -187,9 +187,12 @@ class DevProblem:
         self.plan_lists = plan
         i32 = dict(dtype=torch.int32, device=dev)
         self.indptr = torch.tensor(plan["indptr"], **i32)
-        self.work = torch.tensor([x for w in plan["work"] for x in w] or [0], **i32)
-        self.reqs = torch.tensor([x for r in range(B) for x in (
-            self.qo_indptr[r], qo_lens[r], kv_lens[r], self.kv_indptr[r])], **i32)
+        req_fields = [(self.qo_indptr[r], qo_lens[r], kv_lens[r], self.kv_indptr[r])
+                      for r in range(B)]  # plan.h kRequest* fields
+        # a work item carries its request's fields after its own five (plan.h kWorkQoStart..)
+        self.work = torch.tensor([x for w in plan["work"] for x in (*w, *req_fields[w[0]])]
+                                 or [0], **i32)
+        self.reqs = torch.tensor([x for f in req_fields for x in f], **i32)
         self.merge = torch.tensor([x for m in plan["merges"] for x in m] or [0], **i32)
         self.counts = torch.tensor([len(plan["work"]), len(plan["merges"]), B,
                                     T * num_heads], **i32)

@@ -182,7 +182,7 @@ def test_sparse_plan_splits_and_covers(num_tokens, heads, topk):
         assert (ri[:, 0] == range(num_tokens)).all() and (ri[:, 1] == 1).all()
         assert (ri[:, 3] == [t * topk for t in range(num_tokens)]).all()
         covered = {}
-        for req, tile, k0, k1, _slot in plan.work_info:
+        for req, tile, k0, k1, _slot in plan.work_info[:, :5]:
             covered.setdefault((req, tile), []).append((k0, k1))
         tiles = -(-heads // 64)
         assert len(covered) == num_tokens * tiles

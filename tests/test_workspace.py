@@ -38,7 +38,7 @@ def test_layout_offsets(kw):
         (L.cta_work_indptr_offset, C + 1),
         (L.request_info_offset, 4 * L.max_batch),
         (L.merge_info_offset, 4 * L.max_merge_items),
-        (L.work_info_offset, 5 * L.max_work_items),
+        (L.work_info_offset, 9 * L.max_work_items),
     ]
     end = 0
     for off, n in regions:  # in order, 16-byte aligned, non-overlapping, inside the workspace

@@ -56,6 +56,10 @@ __global__ void device_plan_kernel(DevicePlanArgs a) {
       w[kWorkKvStart] = min(split * chunk, len);
       w[kWorkKvEnd] = min((split + 1) * chunk, len);
       w[kWorkPartialSlot] = a.num_splits > 1 ? int32_t(i) : -1;
+      w[kWorkQoStart] = r;  // (request r's fields, as request_info above)
+      w[kWorkQoLen] = 1;
+      w[kWorkKvLen] = len;
+      w[kWorkPageStart] = int32_t(r * a.page_table_stride);
     }
     if (i < num_merge) {
       int32_t* m = a.merge_info + i * kMergeFields;

@@ -35,13 +35,20 @@ namespace mlaw {
 #endif
 
 // Fields of one work item, int32, array-of-structs: work_info[w * kWorkFields + field].
+// kWorkQoStart..kWorkPageStart repeat the request's request_info fields, so that a CTA
+// starting an item reads one record before it can load Q and the first page ids (one
+// dependent load less than through request_info; request_info stays for the merge items).
 enum {
   kWorkRequest = 0,
   kWorkRowTile = 1,
   kWorkKvStart = 2,
   kWorkKvEnd = 3,
   kWorkPartialSlot = 4,
-  kWorkFields = 5,
+  kWorkQoStart = 5,    // request_info[kRequestQoStart] of kWorkRequest
+  kWorkQoLen = 6,      // request_info[kRequestQoLen]
+  kWorkKvLen = 7,      // request_info[kRequestKvLen]
+  kWorkPageStart = 8,  // request_info[kRequestPageStart]
+  kWorkFields = 9,
 };
 
 // Values of kWorkPartialSlot below 0 (>= 0: a partial slot).

@@ -823,6 +823,15 @@ inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_in
     pair_merges(e, C);
     pair_split(e, C, cfg.kv_tile);
   }
+  // Each item carries its request's fields (plan.h kWorkQoStart..kWorkPageStart).
+  for (int32_t w = 0; w < e.num_work; ++w) {
+    int32_t* wi = e.work + int64_t(w) * kWorkFields;
+    const int32_t* ri = request_info + int64_t(wi[kWorkRequest]) * kRequestFields;
+    wi[kWorkQoStart] = ri[kRequestQoStart];
+    wi[kWorkQoLen] = ri[kRequestQoLen];
+    wi[kWorkKvLen] = ri[kRequestKvLen];
+    wi[kWorkPageStart] = ri[kRequestPageStart];
+  }
   counts[0] = e.num_work;
   counts[1] = e.num_merge;
   counts[2] = batch;

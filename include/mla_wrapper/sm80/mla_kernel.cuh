@@ -232,16 +232,14 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   for (int w = w_begin; w < w_end; ++w) {
     const int* wi = plan.work_info + w * kWorkFields;
-    const int req = wi[kWorkRequest];
     const int row_tile = wi[kWorkRowTile];
     const int kv_start = wi[kWorkKvStart];
-    const int qo_start = plan.request_info[req * kRequestFields + kRequestQoStart];
+    const int qo_start = wi[kWorkQoStart];  // the request's fields, carried by the item
     const int kv_end = kvm.clamp_kv_end(qo_start, wi[kWorkKvEnd]);
     const int slot = wi[kWorkPartialSlot];
-    const int* ri = plan.request_info + req * kRequestFields;
-    const int qo_len = ri[kRequestQoLen];
-    const int kv_len = ri[kRequestKvLen];
-    const int page_start = ri[kRequestPageStart];
+    const int qo_len = wi[kWorkQoLen];
+    const int kv_len = wi[kWorkKvLen];
+    const int page_start = wi[kWorkPageStart];
     const int row0 = row_tile * kRowsPerTile;
     const int valid_rows = min(kRowsPerTile, qo_len * num_heads - row0);
     const int num_tiles = kv_end > kv_start ? (kv_end - kv_start + kKvTile - 1) / kKvTile : 0;

@@ -187,24 +187,48 @@ __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 
 // Facts of one work item that both roles derive from the plan.
 struct WorkItem {
-  int req, row0, kv_start, kv_end, slot, qo_start, qo_len, kv_len, page_start, valid_rows;
+  int row0, kv_start, kv_end, slot, qo_start, qo_len, kv_len, page_start, valid_rows;
   int num_tiles;
 
+  WorkItem() = default;
   template <typename Kv>
   __device__ __forceinline__ WorkItem(const MlaPlan& plan, int w, int num_heads, const Kv& kvm) {
     const int* wi = plan.work_info + w * kWorkFields;
-    req = wi[kWorkRequest];
     row0 = wi[kWorkRowTile] * kRowsPerTile;
     kv_start = wi[kWorkKvStart];
     slot = wi[kWorkPartialSlot];
-    const int* ri = plan.request_info + req * kRequestFields;
-    qo_start = ri[kRequestQoStart];
+    qo_start = wi[kWorkQoStart];  // the request's fields, carried by the item (plan.h)
     kv_end = kvm.clamp_kv_end(qo_start, wi[kWorkKvEnd]);
-    qo_len = ri[kRequestQoLen];
-    kv_len = ri[kRequestKvLen];
-    page_start = ri[kRequestPageStart];
+    qo_len = wi[kWorkQoLen];
+    kv_len = wi[kWorkKvLen];
+    page_start = wi[kWorkPageStart];
     valid_rows = min(kRowsPerTile, qo_len * num_heads - row0);
     num_tiles = kv_end > kv_start ? (kv_end - kv_start + kKvTile - 1) / kKvTile : 0;
+  }
+};
+
+// CTA c's first item, guessed to be at index c, as in a plan of at most one item per busy CTA
+// (B=1's pieces, batches cut into cluster pairs): each role reads that record next to
+// cta_work_indptr[c] instead of after it and uses it for item `w` when the guess holds (one
+// dependent load less before Q and the first KV tile). Any index below num_ctas - 1 lies
+// inside work_info (workspace.py: at least num_ctas - 1 items). The gather mode (sparse) does
+// not guess: the guess's registers made its producer spill.
+template <typename Kv>
+struct FirstItemGuess {
+  static constexpr bool kOn = std::is_same<Kv, PagedKv>::value;
+  int w = -1;
+  WorkItem item;
+
+  __device__ __forceinline__ FirstItemGuess(const MlaPlan& plan, int num_heads, const Kv& kvm) {
+    if constexpr (kOn) {
+      w = int(blockIdx.x) + 1 < plan.num_ctas ? int(blockIdx.x) : 0;
+      item = WorkItem(plan, w, num_heads, kvm);
+    }
+  }
+  __device__ __forceinline__ WorkItem at(const MlaPlan& plan, int w_at, int num_heads,
+                                         const Kv& kvm) const {
+    if (kOn && w_at == w) return item;
+    return WorkItem(plan, w_at, num_heads, kvm);
   }
 };
 
@@ -288,8 +312,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const uint32_t issuer_bytes = box_pages > 0 ? kKvStageBytes / box_pages : 0;
   const uint32_t issuer_dst = (tid / 32) * box * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
+  const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);
   for (int w = w_begin; w < w_end; ++w) {
-    const WorkItem item(plan, w, args.num_heads, kvm);
+    const WorkItem item = first.at(plan, w, args.num_heads, kvm);
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
     // validity test, the gather mode's slot range) only as the tile starts: a test right after
@@ -594,8 +619,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   uint64_t* q_bar = full + 2 * kStages + 2;  // Q by TMA landed
   uint32_t q_phase = 0;
 
+  const FirstItemGuess<Kv> first(plan, num_heads, kvm);
   for (int w = w_begin; w < w_end; ++w) {
-    const WorkItem item(plan, w, num_heads, kvm);
+    const WorkItem item = first.at(plan, w, num_heads, kvm);
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
     if (kQTma) fence_proxy_async();  // the epilogue's staging stores come before the TMA's Q writes
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
