@@ -15,6 +15,9 @@
 //       ids are loaded while it waits), zero-filling tokens past the item's range, arriving
 //       on `full` when the copies land (cp.async.mbarrier.arrive.noinc).
 //     Either way the producer does not wait for its copies, so both stages can be in flight.
+//   Both roles read a work item's one record (it carries its request's fields, plan.h); a
+//     CTA's first record is read next to cta_work_indptr, guessed at index blockIdx.x
+//     (FirstItemGuess), so a B=1 CTA starts its Q and page-id loads after one plan load.
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
 //     load Q (64 rows x 576, rows = (query token, head)): in the kQTma instance (the
 //     launcher's choice where the heads tile by whole tokens and q's strides suit TMA) one
