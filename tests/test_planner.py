@@ -455,6 +455,22 @@ def test_small_batches_and_the_piece_cap(H, B, L, piece):
         assert np.min(cut[:, 3] - cut[:, 2]) == piece, (H, L)
 
 
+@pytest.mark.parametrize("H, B, L", [(128, 1, 1024), (16, 1, 1024), (16, 1, 4096),
+                                     (128, 1, 65536), (16, 64, 4096), (16, 64, 1024)])
+def test_one_item_ctas_put_their_item_at_their_index(H, B, L):
+    """The sm90 kernel reads record c as CTA c's first item before cta_work_indptr[c] arrives
+    (mla_kernel.cuh FirstItemGuess): plans of one item per busy CTA (B=1's pieces, cluster-pair
+    batches) must place CTA c's item at index c, or the guess never holds."""
+    from mla_wrapper.backends import sm90
+
+    qo_indptr, kv_indptr, kv_len = make_batch([L] * B)
+    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, False, cost=sm90.planner_cost())
+    ind = d.cta_work_indptr
+    busy = np.flatnonzero(np.diff(ind) > 0)
+    assert np.all(np.diff(ind)[busy] == 1), "one item per busy CTA"
+    assert np.array_equal(ind[busy], busy)
+
+
 @pytest.mark.parametrize("kinds", LENGTH_KINDS)
 def test_small_batch_rules_keep_the_invariants(kinds):
     rng = np.random.default_rng(11)
