@@ -247,7 +247,10 @@ def _routed_layout(num_batches: int, num_heads: int, num_splits: int, num_ctas: 
     """(int32 element offsets, partial_o byte offset, partial_lse byte offset, total bytes) of
     the routed path's plan inside the caller's workspace."""
     tiles = num_batches * -(-num_heads // _ROWS_PER_TILE)
-    work = tiles * num_splits
+    items = tiles * num_splits
+    # room for num_ctas records at least: the sm90 kernel reads record blockIdx.x as a guess of
+    # its CTA's first item before cta_work_indptr arrives (mla_kernel.cuh FirstItemGuess)
+    work = max(items, num_ctas)
     merges = tiles if num_splits > 1 else 0
     off, offsets = 0, {}
     for name, n in (("counts", ws_mod.NUM_COUNTS), ("cta_work_indptr", num_ctas + 1),
@@ -257,7 +260,7 @@ def _routed_layout(num_batches: int, num_heads: int, num_splits: int, num_ctas: 
         offsets[name] = off
         off = -(-(off + n) // 32) * 32            # 128-byte aligned arrays
     partial_o = off * 4
-    slots = work if num_splits > 1 else 0
+    slots = items if num_splits > 1 else 0
     partial_lse = partial_o + slots * _ROWS_PER_TILE * ws_mod.HEAD_DIM_CKV * 4
     total = partial_lse + slots * _ROWS_PER_TILE * 4
     return offsets, partial_o, partial_lse, total

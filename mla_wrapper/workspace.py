@@ -111,7 +111,7 @@ class WorkspaceLayout:
         _check_pos_int("kv_tile", self.kv_tile)
         _check_pos_int("head_dim_ckv", self.head_dim_ckv)
         C = self.num_ctas
-        max_work = self.max_row_tiles + C - 1
+        max_work = self.max_row_tiles + C - 1   # >= C - 1 records: plan.h, MlaPlan.work_info
         max_merge = min(C - 1, self.max_row_tiles)   # one merge item per cut tile at most
         max_slots = 2 * (C - 1)
         off = 0

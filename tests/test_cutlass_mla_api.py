@@ -123,6 +123,22 @@ def test_workspace_size_without_gpu_covers_both_paths():
         assert n >= routed
 
 
+@pytest.mark.parametrize("B, H, splits", [(1, 16, 1), (1, 128, 1), (2, 128, 4), (64, 128, 1),
+                                           (256, 16, 2)])
+def test_routed_layout_holds_a_record_per_cta(B, H, splits):
+    """The sm90 kernel reads work_info record blockIdx.x before cta_work_indptr (its first-item
+    guess): the routed plan's work_info must hold num_ctas records even when the plan has fewer
+    items, without taking that room from the partials."""
+    num_ctas = 132
+    offsets, p_o, p_lse, total = ops._routed_layout(B, H, splits, num_ctas)
+    from mla_wrapper import workspace as ws_mod
+
+    assert 4 * (offsets["work_info"] + ws_mod.WORK_FIELDS * num_ctas) <= p_o
+    tiles = B * -(-H // 64)
+    slots = tiles * splits if splits > 1 else 0
+    assert p_lse - p_o == slots * 64 * 512 * 4 and total - p_lse == slots * 64 * 4
+
+
 def test_workspace_size_validation():
     with pytest.raises(ValueError, match="max_seq_len"):
         ops.cutlass_mla_get_workspace_size(0, 1, 132)

@@ -97,7 +97,9 @@ enum {
 // grids are fixed and the launch can be captured in a CUDA graph.
 typedef struct MlaPlan {
   const int32_t* cta_work_indptr;  // [num_ctas + 1]: CTA c runs work items [indptr[c], indptr[c+1])
-  const int32_t* work_info;        // [max_work_items * kWorkFields]
+  const int32_t* work_info;        // [max_work_items * kWorkFields], max_work_items >= num_ctas - 1:
+                                   // the sm90 kernel reads record blockIdx.x (< num_ctas - 1)
+                                   // before cta_work_indptr, as a guess of its first item
   const int32_t* request_info;     // [max_batch * kRequestFields]
   const int32_t* merge_info;       // [max_merge_items * kMergeFields]
   const int32_t* counts;           // [4]: num_work_items, num_merge_items, batch_size, num_rows_total
