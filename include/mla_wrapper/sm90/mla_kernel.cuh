@@ -15,9 +15,13 @@
 //       ids are loaded while it waits), zero-filling tokens past the item's range, arriving
 //       on `full` when the copies land (cp.async.mbarrier.arrive.noinc).
 //     Either way the producer does not wait for its copies, so both stages can be in flight.
-//   Both roles read a work item's one record (it carries its request's fields, plan.h); a
-//     CTA's first record is read next to cta_work_indptr, guessed at index blockIdx.x
-//     (FirstItemGuess), so a B=1 CTA starts its Q and page-id loads after one plan load.
+//   Both roles read a work item's one record (it carries its request's fields, plan.h), so a
+//     B=1 CTA starts its Q and page-id loads after two plan loads (cta_work_indptr, the record)
+//     instead of three. A CTA's first record is also guessed at index blockIdx.x
+//     (FirstItemGuess), but the cluster-pair check below reads cta_work_indptr before the roles
+//     split, so every thread waits for it before the guess goes out (SASS): the guess saves
+//     nothing yet (logs/sm90_s19_h100_2026-11-26/first_item_in_roles.patch moves the check and
+//     the indptr loads into the roles; not yet run on a GPU).
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
 //     load Q (64 rows x 576, rows = (query token, head)): in the kQTma instance (the
 //     launcher's choice where the heads tile by whole tokens and q's strides suit TMA) one
@@ -211,11 +215,11 @@ struct WorkItem {
 };
 
 // CTA c's first item, guessed to be at index c, as in a plan of at most one item per busy CTA
-// (B=1's pieces, batches cut into cluster pairs): each role reads that record next to
-// cta_work_indptr[c] instead of after it and uses it for item `w` when the guess holds (one
-// dependent load less before Q and the first KV tile). Any index below num_ctas - 1 lies
-// inside work_info (workspace.py: at least num_ctas - 1 items). The gather mode (sparse) does
-// not guess: the guess's registers made its producer spill.
+// (B=1's pieces, batches cut into cluster pairs): each role reads that record without waiting
+// for cta_work_indptr[c] and uses it for item `w` when the guess holds, meant to save one
+// dependent load before Q and the first KV tile (it does not yet: see the schedule above).
+// Any index below num_ctas - 1 lies inside work_info (plan.h: at least num_ctas - 1 records).
+// The gather mode (sparse) does not guess: the guess's registers made its producer spill.
 template <typename Kv>
 struct FirstItemGuess {
   static constexpr bool kOn = std::is_same<Kv, PagedKv>::value;
