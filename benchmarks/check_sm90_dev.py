@@ -376,7 +376,7 @@ AB_CASES = {  # (H, B, L)
     "short": ((128, 1, 200), (16, 1, 256), (128, 1, 512), (16, 1, 512), (128, 1, 1024),
               (16, 1, 1024), (128, 1, 2048), (16, 1, 2048), (128, 2, 1024), (16, 4, 1024),
               (128, 4, 1024), (16, 8, 1024), (128, 8, 1024), (64, 4, 2048)),
-    # one B=1 case each (probe builds valid for a single plan shape only)
+    # one B=1 case each (quick latency A/Bs, e.g. of a probe build valid for one plan shape)
     "b1h128": ((128, 1, 1024),), "b1h16": ((16, 1, 1024),),
     # the memory-bound and middle rows of bench_decode's grid
     "memory": ((16, 128, 16384), (16, 64, 16384), (16, 128, 4096), (16, 64, 4096), (16, 16, 4096),
