@@ -247,7 +247,9 @@ class PlannedKernel:
         for slot in self.slots:         # old staging slots may still be read by a copy
             slot.wait()
         self.layout = need
-        self.int_ws = torch.empty(need.int_workspace_bytes, dtype=torch.uint8, device=w.device)
+        # Zeroed once (not per plan): the sm90 kernel's first-item guess may read a work record
+        # past a small plan's items (unused; plan.h), which compute-sanitizer initcheck flags.
+        self.int_ws = torch.zeros(need.int_workspace_bytes, dtype=torch.uint8, device=w.device)
         self.int_ws_ptr = self.int_ws.data_ptr()
         self.slots = [_StagingSlot(need.int_workspace_elems, self.io) for _ in range(2)]
         self.next_slot = 0

@@ -17,11 +17,11 @@
 //     Either way the producer does not wait for its copies, so both stages can be in flight.
 //   Both roles read a work item's one record (it carries its request's fields, plan.h), so a
 //     B=1 CTA starts its Q and page-id loads after two plan loads (cta_work_indptr, the record)
-//     instead of three. A CTA's first record is also guessed at index blockIdx.x
-//     (FirstItemGuess), but the cluster-pair check below reads cta_work_indptr before the roles
-//     split, so every thread waits for it before the guess goes out (SASS): the guess saves
-//     nothing yet (logs/sm90_s19_h100_2026-11-26/first_item_in_roles.patch moves the check and
-//     the indptr loads into the roles; not yet run on a GPU).
+//     instead of three. The dense kernel's roles also guess a CTA's first record at index
+//     blockIdx.x (FirstItemGuess) and issue that load with their cta_work_indptr loads, so a
+//     one-item CTA starts after one dependent plan load (the cluster-pair check sits in the
+//     consumer, after the guess). H100, same tensors: B=1 from a CUDA graph 1.01-1.02x
+//     (H=128 L=1024 12.0 -> 11.8 us; logs/sm90_s20_h100_2026-11-26 run 1).
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
 //     load Q (64 rows x 576, rows = (query token, head)): in the kQTma instance (the
 //     launcher's choice where the heads tile by whole tokens and q's strides suit TMA) one
@@ -217,9 +217,14 @@ struct WorkItem {
 // CTA c's first item, guessed to be at index c, as in a plan of at most one item per busy CTA
 // (B=1's pieces, batches cut into cluster pairs): each role reads that record without waiting
 // for cta_work_indptr[c] and uses it for item `w` when the guess holds, meant to save one
-// dependent load before Q and the first KV tile (it does not yet: see the schedule above).
+// dependent load before Q and the first KV tile.
 // Any index below num_ctas - 1 lies inside work_info (plan.h: at least num_ctas - 1 records).
 // The gather mode (sparse) does not guess: the guess's registers made its producer spill.
+// Cluster pairs are made for the paged (dense) kernel only: the gather mode's plans have none
+// and its launch has no clusters (launcher.cuh), so its code leaves them out.
+template <typename Kv>
+constexpr bool kPairs = std::is_same<Kv, PagedKv>::value;
+
 template <typename Kv>
 struct FirstItemGuess {
   static constexpr bool kOn = std::is_same<Kv, PagedKv>::value;
@@ -292,7 +297,7 @@ __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int 
 
 template <typename T, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
-                                        const KvTensorMaps& maps, int w_begin, int w_end,
+                                        const KvTensorMaps& maps, int w_begin_in, int w_end_in,
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty) {
   const int tid = threadIdx.x;  // 0..127
   const int chunk = tid % 8;    // 16-byte chunk of each 128-byte column block this thread copies
@@ -319,7 +324,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const uint32_t issuer_bytes = box_pages > 0 ? kKvStageBytes / box_pages : 0;
   const uint32_t issuer_dst = (tid / 32) * box * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
-  const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);
+  const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);  // (its loads go out first)
+  const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
+  const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, args.num_heads, kvm);
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
@@ -488,10 +495,6 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, const WorkItem
 
 constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
 
-// Cluster pairs are made for the paged (dense) kernel only: the gather mode's plans have none
-// and its launch has no clusters (launcher.cuh), so its code leaves them out.
-template <typename Kv>
-constexpr bool kPairs = std::is_same<Kv, PagedKv>::value;
 constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchange written
 
 // The on-chip merge of a cluster pair's two halves of one kv range (plan.h mlaw_pair_slot;
@@ -607,7 +610,8 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // (H100, 2026-11-26, logs/sm90_s16_h100_2026-11-26 runs 2-4).
 template <typename T, bool kQTma, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
-                                        const QTensorMaps& qm, int w_begin, int w_end, char* smem,
+                                        const QTensorMaps& qm, int w_begin_in, int w_end_in,
+                                        char* smem,
                                         uint64_t* full, uint64_t* empty) {
   const int ctid = threadIdx.x - 128;  // 0..255
   const int g = ctid / 128;            // consumer warpgroup
@@ -626,7 +630,16 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   uint64_t* q_bar = full + 2 * kStages + 2;  // Q by TMA landed
   uint32_t q_phase = 0;
 
-  const FirstItemGuess<Kv> first(plan, num_heads, kvm);
+  const FirstItemGuess<Kv> first(plan, num_heads, kvm);  // (its loads go out first)
+  const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
+  const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
+  // A cluster pair's half (its CTA's only item) needs clusters of two (launcher.cuh): checked
+  // here, after the first-item guess went out (at the kernel entry every thread waited for
+  // cta_work_indptr first; in the producer's loop it spilled), reading the plan only without
+  // clusters.
+  if (kPairs<Kv> && ctid == 0 && cluster_size() != 2 && w_end == w_begin + 1 &&
+      plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow)
+    __trap();
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, num_heads, kvm);
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
@@ -969,14 +982,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  const int w_begin = plan.cta_work_indptr[blockIdx.x];
-  const int w_end = plan.cta_work_indptr[blockIdx.x + 1];
-  // A cluster pair's half (its CTA's only item) needs clusters of two (launcher.cuh). The plan
-  // is read only when the launch has no clusters: thread 0 is the producer's first TMA issuer,
-  // and this load ahead of its item's own lookups delayed a B=1 CTA's first tile.
-  if (kPairs<Kv> && threadIdx.x == 0 && cluster_size() != 2 && w_end == w_begin + 1 &&
-      plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow)
-    __trap();
+  // The dense kernel's roles read cta_work_indptr themselves, after their first-item guess
+  // (FirstItemGuess) went out; the gather mode reads it here (inside its roles it spilled).
+  const int w_begin = FirstItemGuess<Kv>::kOn ? 0 : plan.cta_work_indptr[blockIdx.x];
+  const int w_end = FirstItemGuess<Kv>::kOn ? 0 : plan.cta_work_indptr[blockIdx.x + 1];
   if (threadIdx.x < 128) {
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0 && maps.enabled) {
