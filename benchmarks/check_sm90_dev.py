@@ -83,7 +83,7 @@ def main():
     ap.add_argument("--variant", default="", help="extra nvcc flags: check that build, then "
                     "time it against the default one")
     ap.add_argument("--profile", nargs=3, type=int, metavar=("H", "B", "L"),
-                    help="only run one decode case (page 64) three times, for ncu")
+                    help="only run one decode case (--page, default 64) three times, for ncu")
     ap.add_argument("--trace", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="one decode case (page 64) with a -DMLAW_SM90_TRACE=1 --variant: "
                     "print its per-tile phase times")
@@ -116,8 +116,8 @@ def main():
             sys.path.insert(0, str(Path(__file__).resolve().parent))
             from bench_decode import make_case, runner_flashinfer
 
-            fn, _ = runner_flashinfer(args.backend[3:], make_case(h, batch, length, 64, 1, "cuda", 0),
-                                      ws)
+            fn, _ = runner_flashinfer(args.backend[3:],
+                                      make_case(h, batch, length, args.page, 1, "cuda", 0), ws)
             for _ in range(3):
                 fn()
             torch.cuda.synchronize()

@@ -163,3 +163,21 @@ def test_make_impl_and_family_lookup():
         backends.family("cutlass")
     with pytest.raises(ValueError, match="has no implementation"):
         backends.make_impl("auto", wrapper=None)
+
+
+def test_fast_divmod_arithmetic_matches_integer_division():
+    """traits.cuh FastDiv's arithmetic, replayed in Python for every page size 1..1100: the
+    producer's token -> page and offset must equal t // page_size and t % page_size for every
+    token index the kernel can see (0 <= t < 2^31)."""
+    import random
+
+    rng = random.Random(0)
+    ns = [0, 1, 2, 63, 64, 65, 1023, 4095, 65535, 2**31 - 1, 2**31 - 2, 2**30] + \
+        [rng.randrange(2**31) for _ in range(200)]
+    for d in range(1, 1101):
+        l = (d - 1).bit_length() if d > 1 else 0
+        m = 1 if d & (d - 1) == 0 else ((1 << 32) * ((1 << l) - d)) // d + 1
+        assert 0 < m < 2**32
+        for n in ns + [k * d - 1 for k in (1, 2, 977) if k * d - 1 >= 0] + [k * d for k in (1, 3)]:
+            q = (((n * m) >> 32) + n) % 2**32 >> l
+            assert q == n // d and n - q * d == n % d, (d, n)

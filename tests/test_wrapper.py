@@ -105,6 +105,17 @@ def test_grid(workspace, poison, dtype, page_size, heads, qo_len, planned_backen
     plan_run_check(new_wrapper(workspace, backend=planned_backend), b, causal, poison)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("page_size", [3, 24, 100, 1000])
+@pytest.mark.parametrize("heads", [16, 128])
+def test_grid_page_sizes_not_powers_of_two(workspace, poison, page_size, heads, planned_backend):
+    """Page sizes that are not powers of two: the sm90 producer's token -> page arithmetic
+    (FastDiv, a multiply-high for these, a shift for powers of two) and tiles that span pages."""
+    b = make_batch(RAGGED, 1, heads, page_size, DTYPES["bf16"], fused_cache=(page_size % 2 == 0),
+                   seed=page_size + heads)
+    plan_run_check(new_wrapper(workspace, backend=planned_backend), b, False, poison)
+
+
 def query_layout(b, layout):
     """b's query rows in another memory layout a serving engine may pass: 'separate' contiguous
     q_nope / q_pe tensors, 'padded' views of a [T, H + 3, 640] buffer (token and head strides

@@ -26,8 +26,11 @@ constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
 // an H200, 2026-11-23). ptxas does allocate the code after setmaxnreg.inc up to the new count
 // (probe in benchmarks/results/logs/sm90_pipe_h200_2026-11-23), but only up to 384 threads: with
 // more it compiles every role within 128 registers.
-constexpr int kProducerRegs = 40;
-constexpr int kConsumerRegs = 232;
+// 48 / 224 since session 20: the producer's page arithmetic (FastDiv) needs more than 40, and
+// the consumers compile within 224 without spills (H200, 2026-11-26: with it the H=128 page-64
+// grid ran 1.03-1.05x the 40 / 232 build; logs/sm90_s20_h100_2026-11-26 run 7).
+constexpr int kProducerRegs = 48;
+constexpr int kConsumerRegs = 224;
 constexpr int kLaunchRegsPerThread = 65536 / kThreads / 8 * 8;  // 168
 static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kLaunchRegsPerThread * kThreads,
               "setmaxnreg budgets exceed the registers the launch allocates");

@@ -2,7 +2,7 @@
 // plan of common/plan.h, made by the CPU planner for 64-row tiles split at 64 KV tokens).
 //
 // Schedule of one CTA (384 threads = 3 warpgroups, one CTA per SM, ~226 KB of shared memory):
-//   warpgroup 0, producer (setmaxnreg 40): for every KV tile of every work item, in order,
+//   warpgroup 0, producer (setmaxnreg 48): for every KV tile of every work item, in order,
 //     waits until the ring stage is free (mbarrier `empty`), then loads the tile into the
 //     128-byte-swizzled wgmma layout (L2 evict-first: the stream is read once):
 //     - a whole tile inside one page (page size a multiple of 64): one thread issues 9 TMA
@@ -22,7 +22,7 @@
 //     one-item CTA starts after one dependent plan load (the cluster-pair check sits in the
 //     consumer, after the guess). H100, same tensors: B=1 from a CUDA graph 1.01-1.02x
 //     (H=128 L=1024 12.0 -> 11.8 us; logs/sm90_s20_h100_2026-11-26 run 1).
-//   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 232), per work item:
+//   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 224), per work item:
 //     load Q (64 rows x 576, rows = (query token, head)): in the kQTma instance (the
 //     launcher's choice where the heads tile by whole tokens and q's strides suit TMA) one
 //     consumer warp issues 9 TMA boxes per query token onto an mbarrier (rows past the valid
@@ -324,6 +324,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const uint32_t issuer_bytes = box_pages > 0 ? kKvStageBytes / box_pages : 0;
   const uint32_t issuer_dst = (tid / 32) * box * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
+  const FastDiv pages(args.page_size);  // token -> page, offset in the page
   const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);  // (its loads go out first)
   const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
   const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
@@ -339,7 +340,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int t = item.kv_start + it * kKvTile + tid / 8 + (kProducerThreads / 8) * p;
-        page[p] = kvm.fetch(args, item.page_start, t, item.kv_end);
+        if constexpr (std::is_same<Kv, PagedKv>::value)  // (PagedKv::fetch without its division)
+          page[p] =
+              t < item.kv_end ? __ldg(args.kv_indices + item.page_start + pages.div(t)) : -1;
+        else
+          page[p] = kvm.fetch(args, item.page_start, t, item.kv_end);
       }
     };
     if (item.num_tiles > 0) load_pages(0);
@@ -348,7 +353,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
       const int stage = seq % kStages;
       const int t0 = item.kv_start + it * kKvTile;
-      const int tile_off = t0 % args.page_size;  // (0 when a tile is whole pages)
+      const int tile_off = pages.mod(t0, args.page_size);  // (0 when a tile is whole pages)
       const bool tma = box > 0 && t0 + kKvTile <= item.kv_end &&
                        (box < kKvTile || tile_off + kKvTile <= args.page_size);
       const int pg = page_of_pass(page, issuer_pass);
@@ -362,7 +367,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
           const bool valid = page[p] >= 0;
           const int64_t pgp = valid ? page[p] : 0;
-          const int64_t off = valid ? (t0 + j) % args.page_size : 0;
+          const int64_t off = valid ? pages.mod(t0 + j, args.page_size) : 0;
           ckv_row[p] = ckv + pgp * args.ckv_stride_page + off * args.ckv_stride_token + chunk * 8;
           kpe_row[p] = kpe + pgp * args.kpe_stride_page + off * args.kpe_stride_token + chunk * 8;
         }

@@ -155,6 +155,27 @@ __device__ __forceinline__ uint64_t evict_last_policy() {
   return policy;
 }
 
+// n / d and n % d for a divisor fixed per kernel (the page size) and 0 <= n < 2^31, by a
+// multiply-high and a shift (Granlund and Montgomery): l = ceil(log2 d), m = 2^32 (2^l - d) / d
+// + 1, n / d = (umulhi(n, m) + n) >> l. A power of two gets m = 1 (a shift) without the setup's
+// 64-bit division. The compiler's division by a runtime int is ~25 instructions; the producer
+// divides per token of a page-1 tile, which held its loads back (H200, 2026-11-26: page-1 H=128
+// 1.11-1.15x with the shift; logs/sm90_s20_h100_2026-11-26 run 6).
+struct FastDiv {
+  uint32_t m, l;
+  __device__ __forceinline__ explicit FastDiv(int divisor) {
+    const uint32_t d = uint32_t(divisor);
+    l = d > 1 ? 32 - __clz(d - 1) : 0;
+    m = (d & (d - 1)) == 0 ? 1u
+                           : uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << l) - d)) / d + 1);
+  }
+  __device__ __forceinline__ int div(int n) const {
+    return int((__umulhi(uint32_t(n), m) + uint32_t(n)) >> l);
+  }
+  // (d passed again rather than kept: a kernel parameter costs the producer no register)
+  __device__ __forceinline__ int mod(int n, int d) const { return n - div(n) * d; }
+};
+
 // 16-byte cp.async through L2 with a cache policy; pred = false writes zeros.
 __device__ __forceinline__ void cp_async_16(uint32_t smem, const void* gmem, bool pred,
                                             uint64_t policy) {
