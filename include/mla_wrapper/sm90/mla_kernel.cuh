@@ -425,13 +425,17 @@ template <typename T>
 __device__ __forceinline__ void issue_scores(float (&s)[kScoreTokens / 2], uint32_t q_smem,
                                              uint32_t kv_stage, int g) {
   using Mma = typename ElementTraits<T>::template MmaS<kScoreTokens>;
-  const uint32_t k_base = kv_stage + g * kScoreTokens * kRowBytes;
+  // Each k-step's descriptors are the base descriptors plus a constant (desc_add): ~10 SASS
+  // instructions an HGMMA fewer than one make_desc each (ncu source counters, H100
+  // 2026-11-26: descriptor arithmetic was ~25% of the kernel's instructions).
+  const uint64_t dq = make_desc(q_smem, 16, 1024);
+  const uint64_t dk = make_desc(kv_stage + (kScorers > 1 ? g : 0) * kScoreTokens * kRowBytes, 16,
+                                1024);
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kHeadDimQk / 16; ++kk) {
-    const uint32_t koff = (kk / 4) * kQBlockBytes + (kk % 4) * 32;
-    const uint64_t da = make_desc(q_smem + koff, 16, 1024);
-    const uint64_t db = make_desc(k_base + (kk / 4) * kKvBlockBytes + (kk % 4) * 32, 16, 1024);
+    const uint64_t da = desc_add(dq, (kk / 4) * kQBlockBytes + (kk % 4) * 32);
+    const uint64_t db = desc_add(dk, (kk / 4) * kKvBlockBytes + (kk % 4) * 32);
     wgmma<Mma>(da, db, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One);
   }
   wgmma_commit();
@@ -442,14 +446,13 @@ __device__ __forceinline__ void issue_scores(float (&s)[kScoreTokens / 2], uint3
 template <typename T, int kFirst = 0, int kLast = kKvTile / 16>
 __device__ __forceinline__ void issue_pv(float (&o)[128], uint32_t p_smem, uint32_t kv_stage, int g) {
   using Mma = typename ElementTraits<T>::MmaO;
-  const uint32_t v_base = kv_stage + g * (kOutCols / kBlockCols) * kKvBlockBytes;
+  const uint64_t dp = make_desc(p_smem, 16, 1024);
+  const uint64_t dv = make_desc(kv_stage + g * (kOutCols / kBlockCols) * kKvBlockBytes,
+                                kKvBlockBytes, 1024);
   wgmma_fence();
 #pragma unroll
-  for (int ks = kFirst; ks < kLast; ++ks) {
-    const uint64_t da = make_desc(p_smem + ks * 32, 16, 1024);
-    const uint64_t db = make_desc(v_base + ks * 16 * kRowBytes, kKvBlockBytes, 1024);
-    wgmma<Mma>(da, db, o);
-  }
+  for (int ks = kFirst; ks < kLast; ++ks)
+    wgmma<Mma>(desc_add(dp, ks * 32), desc_add(dv, ks * 16 * kRowBytes), o);
   wgmma_commit();
 }
 
@@ -619,7 +622,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
                                         char* smem,
                                         uint64_t* full, uint64_t* empty) {
   const int ctid = threadIdx.x - 128;  // 0..255
-  const int g = ctid / 128;            // consumer warpgroup
+  // (a shuffle from lane 0 tells the compiler g is warp-uniform: what derives from it, like the
+  // wgmma descriptors, can stay in uniform registers)
+  const int g = __shfl_sync(0xffffffffu, ctid / 128, 0);  // consumer warpgroup
   const int warp = (ctid % 128) / 32;  // warp of the warpgroup: rows 16 warp .. 16 warp + 15
   const int lane = ctid % 32;
   const int rows[2] = {16 * warp + lane / 4, 16 * warp + lane / 4 + 8};
@@ -705,7 +710,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       const bool scorer = kRole == 2 ? g < kScorers : kRole == 1;
       float s[kScoreTokens / 2];
       for (int it = 0; it < item.num_tiles; ++it, ++seq) {
-        const int stage = seq % kStages;
+        const int stage = __shfl_sync(0xffffffffu, seq % kStages, 0);  // (warp-uniform: see g)
         MLAW_TRACE(seq, 0 + 7 * g);
         mbar_wait(&full[stage], (seq / kStages) & 1);
         MLAW_TRACE(seq, 1 + 7 * g);

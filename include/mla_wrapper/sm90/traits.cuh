@@ -69,6 +69,11 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t smem_byte_addr, uint32_t 
   d |= static_cast<uint64_t>(1) << 62;  // SWIZZLE_128B
   return d;
 }
+// The descriptor of the address `bytes` past desc's (a multiple of 16; shared-memory addresses
+// stay below 2^18, so the 14-bit address field does not carry into the next field).
+__device__ __forceinline__ uint64_t desc_add(uint64_t desc, uint32_t bytes) {
+  return desc + (bytes >> 4);
+}
 
 // One wgmma with its accumulator array expanded into the instruction's register list.
 template <typename Op, int N, size_t... I>
