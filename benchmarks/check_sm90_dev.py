@@ -85,7 +85,7 @@ def main():
     ap.add_argument("--profile", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="only run one decode case (--page, default 64) three times, for ncu")
     ap.add_argument("--trace", nargs=3, type=int, metavar=("H", "B", "L"),
-                    help="one decode case (page 64) with a -DMLAW_SM90_TRACE=1 --variant: "
+                    help="one decode case (--page) with a -DMLAW_SM90_TRACE=1 --variant: "
                     "print its per-tile phase times")
     ap.add_argument("--flush", choices=("dirty", "clean"), default="dirty",
                     help="A/B timing: L2 flush between calls (harness.bench_ms)")

@@ -12,6 +12,13 @@ namespace mlaw {
 __device__ __forceinline__ int page_of(const MlaRunArgs& args, int page_start, int t, int kv_end) {
   return t < kv_end ? __ldg(args.kv_indices + page_start + t / args.page_size) : -1;
 }
+// The same with t / page_size from `pages` (pages.div(t); sm90's FastDiv: no integer division
+// per token, which held the sm90 producer's page-1 loads back).
+template <typename Div>
+__device__ __forceinline__ int page_of(const MlaRunArgs& args, int page_start, int t, int kv_end,
+                                       const Div& pages) {
+  return t < kv_end ? __ldg(args.kv_indices + page_start + pages.div(t)) : -1;
+}
 
 // PagedKv, the default: token t of a request is in page kv_indices[page_start + t / page_size].
 // The gather mode (include/mla_wrapper/sparse/gather.cuh, SlotGather) supplies the same hooks:
@@ -28,6 +35,11 @@ struct PagedKv {
   __device__ __forceinline__ int fetch(const MlaRunArgs& args, int page_start, int t,
                                        int kv_end) const {
     return page_of(args, page_start, t, kv_end);
+  }
+  template <typename Div>  // (t / page_size from the caller's divider, see page_of)
+  __device__ __forceinline__ int fetch(const MlaRunArgs& args, int page_start, int t, int kv_end,
+                                       const Div& pages) const {
+    return page_of(args, page_start, t, kv_end, pages);
   }
   __device__ __forceinline__ int checked(int page) const { return page; }
   __device__ __forceinline__ int clamp_kv_end(int /*qo_start*/, int kv_end) const { return kv_end; }

@@ -340,11 +340,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int t = item.kv_start + it * kKvTile + tid / 8 + (kProducerThreads / 8) * p;
-        if constexpr (std::is_same<Kv, PagedKv>::value)  // (PagedKv::fetch without its division)
-          page[p] =
-              t < item.kv_end ? __ldg(args.kv_indices + item.page_start + pages.div(t)) : -1;
-        else
-          page[p] = kvm.fetch(args, item.page_start, t, item.kv_end);
+        page[p] = kvm.fetch(args, item.page_start, t, item.kv_end, pages);
       }
     };
     if (item.num_tiles > 0) load_pages(0);

@@ -24,6 +24,11 @@ struct SlotGather {
                                        int kv_end) const {
     return t < kv_end ? __ldg(args.kv_indices + page_start + t) : -1;
   }
+  template <typename Div>  // (PagedKv's hook with a page divider: slots need none)
+  __device__ __forceinline__ int fetch(const MlaRunArgs& args, int page_start, int t, int kv_end,
+                                       const Div&) const {
+    return fetch(args, page_start, t, kv_end);
+  }
   __device__ __forceinline__ int checked(int s) const {
     return s >= 0 && s < a.num_slots ? s : -1;
   }
