@@ -475,12 +475,12 @@ __device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& i
 // rows' scores are masked in every tile (limit 0) and never written. Q is read again by every
 // piece of a split row tile: L2 evict-last.
 __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, const WorkItem& item,
-                                           int num_heads, uint32_t q_smem, uint64_t* bar,
-                                           int lane) {
+                                           int num_heads, const FastDiv& heads,
+                                           uint32_t q_smem, uint64_t* bar, int lane) {
   const int bh = qm.box_heads;
   const int tokens = (item.valid_rows + bh - 1) / bh;
-  const int token0 = item.qo_start + item.row0 / num_heads;
-  const int head0 = item.row0 % num_heads;
+  const int token0 = item.qo_start + heads.div(item.row0);
+  const int head0 = heads.mod(item.row0, num_heads);
   if (lane == 0) mbar_arrive_expect_tx(bar, uint32_t(tokens * bh * kRowBytes * kColBlocks));
   __syncwarp();
   const uint64_t policy = evict_last_policy();
@@ -632,6 +632,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   float* red_sum = reinterpret_cast<float*>(smem + kSmemRedSum);
   const float scale_log2 = args.sm_scale * 1.4426950408889634f;
   const int num_heads = args.num_heads;
+  const FastDiv heads(num_heads);  // row -> (query token, head) without an integer division
   int seq = 0;
   uint64_t* q_bar = full + 2 * kStages + 2;  // Q by TMA landed
   uint32_t q_phase = 0;
@@ -654,7 +655,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     if (item.num_tiles > 0) {
       MLAW_TRACE(seq0, 16 + g);
       if constexpr (kQTma) {
-        if (ctid < 32) load_q_tma(qm, item, num_heads, q_smem, q_bar, lane);
+        if (ctid < 32) load_q_tma(qm, item, num_heads, heads, q_smem, q_bar, lane);
         mbar_wait(q_bar, q_phase);
         q_phase ^= 1;
       } else {
@@ -667,7 +668,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       if (rows[r] < item.valid_rows) {
-        const int i = (item.row0 + rows[r]) / num_heads;
+        const int i = heads.div(item.row0 + rows[r]);
         const int lim = args.causal ? item.kv_len - item.qo_len + i + 1 : item.kv_len;
         limit[r] = min(lim, item.kv_end);
       } else {
@@ -900,8 +901,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       inv[r] = pair ? 1.f : l > 0.f ? 1.f / l : 0.f;
       if (g == 0 && keep == 0 && lane % 4 == 0 && row < item.valid_rows) {
         const int grow = item.row0 + row;
-        const int64_t token = item.qo_start + grow / num_heads;
-        const int64_t head = grow % num_heads;
+        const int64_t token = item.qo_start + heads.div(grow);
+        const int64_t head = heads.mod(grow, num_heads);
         const float lse2 = pair ? pair_lse[row] : l > 0.f ? m_run[r] + log2f(l) : -INFINITY;
         if (out_slot >= 0) {
           plan.partial_lse[static_cast<int64_t>(out_slot) * kRowsPerTile + row] = lse2;
@@ -941,9 +942,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       T* dst;
       if (out_slot < 0) {
         const int grow = item.row0 + row;
-        const int64_t token = item.qo_start + grow / num_heads;
+        const int64_t token = item.qo_start + heads.div(grow);
         dst = static_cast<T*>(args.out) + token * args.out_stride_token +
-              static_cast<int64_t>(grow % num_heads) * args.out_stride_head;
+              static_cast<int64_t>(heads.mod(grow, num_heads)) * args.out_stride_head;
       } else {
         dst = static_cast<T*>(plan.partial_o) +
               (static_cast<int64_t>(out_slot) * kRowsPerTile + row) * kHeadDimCkv;

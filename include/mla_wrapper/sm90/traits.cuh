@@ -119,26 +119,38 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
 #ifndef MLAW_SM90_WAIT_TIMEOUT_CYCLES
 #define MLAW_SM90_WAIT_TIMEOUT_CYCLES (1ll << 36)
 #endif
+// Each try_wait may suspend the thread for up to MLAW_SM90_WAIT_SUSPEND_NS (it resumes as soon as
+// the phase completes). Without the hint the hardware's default time limit is short: the
+// producer's wait for a free stage spun ~38 times a tile at H=128 (H100 ncu source counters,
+// 16.5% of the kernel's warp instructions, issue slots taken from the consumer warps of the
+// same SM sub-partitions; logs/sm90_s20_h100_2026-11-26 run 10).
+#ifndef MLAW_SM90_WAIT_SUSPEND_NS
+#define MLAW_SM90_WAIT_SUSPEND_NS 0x989680
+#endif
 // kCluster: acquire at cluster scope (the phase was completed from another CTA of the cluster).
+template <bool kCluster = false>
+__device__ __forceinline__ bool mbar_try_wait(uint32_t addr, uint32_t parity) {
+  uint32_t done;
+#define MLAW_MBAR_TRY_WAIT(scope)                                                            \
+  asm volatile("{\n.reg .pred p;\n"                                                        \
+               "mbarrier.try_wait.parity.acquire." scope ".shared::cta.b64 p, [%1], %2, %3;\n" \
+               "selp.u32 %0, 1, 0, p;\n}\n"                                                 \
+               : "=r"(done)                                                                 \
+               : "r"(addr), "r"(parity), "n"(MLAW_SM90_WAIT_SUSPEND_NS)                     \
+               : "memory")
+  if constexpr (kCluster)
+    MLAW_MBAR_TRY_WAIT("cluster");
+  else
+    MLAW_MBAR_TRY_WAIT("cta");
+#undef MLAW_MBAR_TRY_WAIT
+  return done != 0;
+}
 template <bool kCluster = false>
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
   const uint32_t addr = smem_addr(bar);
-  uint32_t done = 0;
+  if (mbar_try_wait<kCluster>(addr, parity)) return;  // (the usual case: no clock read)
   const long long start = clock64();
-  while (true) {
-#define MLAW_MBAR_TRY_WAIT(scope)                                                   \
-  asm volatile("{\n.reg .pred p;\n"                                               \
-               "mbarrier.try_wait.parity.acquire." scope ".shared::cta.b64 p, [%1], %2;\n" \
-               "selp.u32 %0, 1, 0, p;\n}\n"                                        \
-               : "=r"(done)                                                        \
-               : "r"(addr), "r"(parity)                                            \
-               : "memory")
-    if constexpr (kCluster)
-      MLAW_MBAR_TRY_WAIT("cluster");
-    else
-      MLAW_MBAR_TRY_WAIT("cta");
-#undef MLAW_MBAR_TRY_WAIT
-    if (done) return;
+  while (!mbar_try_wait<kCluster>(addr, parity)) {
     // No printf here: a function call in the kernel makes ptxas serialize every wgmma (C7510).
     if (clock64() - start > MLAW_SM90_WAIT_TIMEOUT_CYCLES) __trap();
   }
