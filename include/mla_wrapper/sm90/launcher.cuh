@@ -63,12 +63,42 @@ inline bool encode_map_3d(CUtensorMap* map, const void* base, int cols, int dim1
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// One cache tensor [num_pages][page_size][cols]: boxes of 64 columns x tma_box_tokens(page_size)
-// tokens.
+// One cache tensor [num_pages][page_size][cols]: boxes of 64 columns x box_rows tokens.
 inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t stride_token,
-                          int64_t stride_page, int page_size, int num_pages) {
+                          int64_t stride_page, int page_size, int num_pages, int box_rows) {
   return encode_map_3d(map, base, cols, page_size, stride_token, num_pages, stride_page,
-                       tma_box_tokens(page_size));
+                       box_rows);
+}
+
+// Paced KV loads. Where the grid is busy but each CTA's work is short (one work item of
+// kPacedMinTiles..MLAW_SM90_PACED_MAX_TILES tiles, at least kPacedMinItemsPct % of the CTAs
+// busy: mla_kernel.cuh) and num_heads <= MLAW_SM90_PACED_HEADS, the producer loads its tiles
+// in boxes of MLAW_SM90_PACED_ROWS tokens instead of whole pages or tiles. A TMA unit spends a
+// while per box, so small boxes pace each SM's requests: when every SM asks for its Q and two
+// 72 KB tiles at once, the memory system answers everything late (H100 trace, H=16 B=16
+// L=4096: a tile arrives ~10200 clocks after its issue, a tile every ~6600 clocks); paced, it
+// arrives ~7350 clocks after, a tile every ~5900. H100, same process against whole boxes
+// (logs/sm90_s21_h100_2026-11-27 runs 6-9): H=16 B=16 L=4096 and B=64 L=1024 1.04-1.06x, MTP
+// qo 4 1.05x, B=4 / 8 / 32 L=4096 1.03-1.04x, H=32 / 64 B=16 L=4096 1.03-1.05x, B=64 L=4096
+// 1.01x. Not everywhere: 8-token boxes on every tile ran long contexts 0.97x (the TMA unit
+// then bounds the stream), every H=128 case 0.6-0.7x (16-token boxes: 0.92-0.94x), and a B=1
+// CTA of 1-4 tiles on an idle grid 0.81-0.91x from a CUDA graph (nothing to pace, the boxes
+// only add time); paced loads of a CTA's first 1-4 tiles only gained 1.01x at most.
+// Returns the paced box rows, 0 where no CTA is paced.
+#ifndef MLAW_SM90_PACED_ROWS
+#define MLAW_SM90_PACED_ROWS 8
+#endif
+#ifndef MLAW_SM90_PACED_MAX_TILES
+#define MLAW_SM90_PACED_MAX_TILES 32  // 0: off
+#endif
+#ifndef MLAW_SM90_PACED_HEADS
+#define MLAW_SM90_PACED_HEADS 64
+#endif
+inline int kv_paced_rows(const MlaRunArgs& a) {
+  return MLAW_SM90_PACED_MAX_TILES > 0 && a.num_heads <= MLAW_SM90_PACED_HEADS &&
+                 tma_box_tokens(a.page_size) > MLAW_SM90_PACED_ROWS
+             ? MLAW_SM90_PACED_ROWS
+             : 0;
 }
 
 // Encoding costs ~3 us of host time per map (H200 host, 2026-11-23), and a serving engine calls
@@ -111,18 +141,32 @@ template <typename Kv>
 inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   KvTensorMaps none;
   none.enabled = 0;
+  none.paced_rows = 0;
+  none.paced_max_tiles = 0;
   if (!MLAW_SM90_TMA || !std::is_same<Kv, PagedKv>::value || a.num_pages <= 0 ||
       tma_box_tokens(a.page_size) == 0)
     return none;
   const int64_t strides[4] = {a.ckv_stride_token, a.ckv_stride_page, a.kpe_stride_token,
                               a.kpe_stride_page};
+  const int paced = kv_paced_rows(a);
+  const int whole = tma_box_tokens(a.page_size);
+  // (whether there are paced maps is part of the key: page sizes stay below 2^16)
   return cached_maps<KvTensorMaps, 64>(
-      a.ckv, a.kpe, strides, a.page_size, a.num_pages, 10, [&](KvTensorMaps& m) {
+      a.ckv, a.kpe, strides, a.page_size | (paced > 0) << 16, a.num_pages, 10,
+      [&](KvTensorMaps& m) {
+        m.paced_rows = paced;
+        m.paced_max_tiles = paced > 0 ? MLAW_SM90_PACED_MAX_TILES : 0;
         m.enabled =
             encode_kv_map(&m.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
-                          a.page_size, a.num_pages) &&
+                          a.page_size, a.num_pages, whole) &&
             encode_kv_map(&m.kpe, a.kpe, kHeadDimKpe, a.kpe_stride_token, a.kpe_stride_page,
-                          a.page_size, a.num_pages);
+                          a.page_size, a.num_pages, whole);
+        if (m.enabled && paced > 0)
+          m.enabled =
+              encode_kv_map(&m.ckv_paced, a.ckv, kHeadDimCkv, a.ckv_stride_token,
+                            a.ckv_stride_page, a.page_size, a.num_pages, paced) &&
+              encode_kv_map(&m.kpe_paced, a.kpe, kHeadDimKpe, a.kpe_stride_token,
+                            a.kpe_stride_page, a.page_size, a.num_pages, paced);
       });
 }
 

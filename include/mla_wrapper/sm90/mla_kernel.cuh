@@ -15,6 +15,8 @@
 //       ids are loaded while it waits), zero-filling tokens past the item's range, arriving
 //       on `full` when the copies land (cp.async.mbarrier.arrive.noinc).
 //     Either way the producer does not wait for its copies, so both stages can be in flight.
+//     Paced loads (launcher.cuh kv_paced_rows): where the grid is busy and a CTA's only item is
+//     short, its TMA tiles go in 8-token boxes, which pace its requests (1.03-1.06x there).
 //   Both roles read a work item's one record (it carries its request's fields, plan.h), so a
 //     B=1 CTA starts its Q and page-id loads after two plan loads (cta_work_indptr, the record)
 //     instead of three. The dense kernel's roles also guess a CTA's first record at index
@@ -252,7 +254,12 @@ struct FirstItemGuess {
 struct KvTensorMaps {
   CUtensorMap ckv;
   CUtensorMap kpe;
+  CUtensorMap ckv_paced;  // the same tensors in boxes of paced_rows tokens (launcher.cuh)
+  CUtensorMap kpe_paced;
   int enabled;
+  int paced_rows;       // tokens per box of a paced CTA's tiles
+  int paced_max_tiles;  // a CTA whose only item has kPacedMinTiles..paced_max_tiles tiles loads
+                        // them through the paced maps; 0: no CTA does
 };
 
 // TMA descriptors of the query rows (launcher.cuh make_q_maps): q_nope as [tokens][heads][512]
@@ -284,6 +291,16 @@ __host__ __device__ __forceinline__ constexpr int tma_box_tokens(int page_size) 
          : (page_size >= MLAW_SM90_TMA_MIN_PAGE && kKvTile % page_size == 0) ? page_size
                                                                           : 0;
 }
+
+// Paced KV loads (launcher.cuh kv_paced_rows): the fewest tiles of a paced CTA's item.
+#ifndef MLAW_SM90_PACED_MIN_TILES
+#define MLAW_SM90_PACED_MIN_TILES 2
+#endif
+constexpr int kPacedMinTiles = MLAW_SM90_PACED_MIN_TILES;
+#ifndef MLAW_SM90_PACED_MIN_ITEMS_PCT  // and the fewest work items, in % of the grid's CTAs
+#define MLAW_SM90_PACED_MIN_ITEMS_PCT 75
+#endif
+constexpr int kPacedMinItemsPct = MLAW_SM90_PACED_MIN_ITEMS_PCT;
 
 // ---------------------------------------------------------------------------------- producer
 // page[p] for a run-time p in [0, kLoadPasses) through selects (an indexed load would put the
@@ -328,8 +345,14 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);  // (its loads go out first)
   const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
   const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
+  // (read only where paced maps exist: the plan's work items, for the busy-grid test)
+  const int num_items = maps.paced_max_tiles > 0 ? plan.counts[0] : 0;
+  bool paced = false;  // this CTA's tiles go through the paced maps
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, args.num_heads, kvm);
+    paced = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
+            item.num_tiles <= maps.paced_max_tiles &&
+            num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
     // validity test, the gather mode's slot range) only as the tile starts: a test right after
@@ -375,13 +398,20 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       if (tma) {
         if (tma_issuer) {
           mbar_arrive_expect_tx(&full[stage], issuer_bytes);
-          const uint32_t dst = dst_stage + issuer_dst;
+          // A paced CTA's boxes hold maps.paced_rows tokens, all 9 column blocks of a group
+          // before the next group (see launcher.cuh kv_paced_rows).
+          const CUtensorMap* ckv_map = paced ? &maps.ckv_paced : &maps.ckv;
+          const CUtensorMap* kpe_map = paced ? &maps.kpe_paced : &maps.kpe;
+          const int rows = paced ? maps.paced_rows : box;
+          for (int r0 = 0; r0 < box; r0 += rows) {
+            const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
 #pragma unroll
-          for (int b = 0; b < kColBlocks - 1; ++b)
-            tma_load_3d(dst + b * kKvBlockBytes, &maps.ckv, &full[stage], b * kBlockCols,
-                        tile_off, pg, policy);
-          tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, &maps.kpe, &full[stage], 0,
-                      tile_off, pg, policy);
+            for (int b = 0; b < kColBlocks - 1; ++b)
+              tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &full[stage], b * kBlockCols,
+                          tile_off + r0, pg, policy);
+            tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
+                        tile_off + r0, pg, policy);
+          }
         } else {
           mbar_arrive(&full[stage]);
         }
