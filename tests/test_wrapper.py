@@ -120,8 +120,8 @@ def test_grid_page_sizes_not_powers_of_two(workspace, poison, page_size, heads, 
 @pytest.mark.parametrize("page_size", [16, 32, 64, 128])
 @pytest.mark.parametrize("heads,qo_len", [(16, 1), (64, 1), (16, 2)])
 def test_paced_kv_loads(workspace, poison, page_size, heads, qo_len, planned_backend):
-    """A busy grid of short work items: 16 requests of ~4000 tokens are cut into ~128 items of
-    2-32 KV tiles, one per CTA, so the sm90 producer loads their tiles in 8-token TMA boxes
+    """A busy grid of short work items: 16 requests of ~4000 tokens are cut into ~126 items of
+    4-8 KV tiles, one per CTA, so the sm90 producer loads their tiles in 8-token TMA boxes
     (launcher.cuh kv_paced_rows; 16- and 32-token pages in two and four boxes each), and each
     request's last tile, partial, through cp.async."""
     lens = [4096 - 37 * i for i in range(16)]
