@@ -379,7 +379,7 @@ AB_CASES = {  # (H, B, L)
     # one B=1 case each (quick latency A/Bs, e.g. of a probe build valid for one plan shape)
     "b1h128": ((128, 1, 1024),), "b1h16": ((16, 1, 1024),),
     # few heads (DRAM-bound) at every batch shape, MTP rows filling the tile, TP2 / TP4 heads
-    # (for the KV box size: launcher.cuh kv_box_rows)
+    # (for the KV TMA box size, e.g. 'paced' loads: launcher.cuh kv_paced_rows)
     "boxes": ((16, 128, 16384), (16, 64, 16384), (16, 128, 4096), (16, 64, 4096), (16, 16, 4096),
               (16, 64, 1024), (16, 64, 4096, 2), (16, 32, 4096, 4), (32, 64, 4096),
               (64, 64, 4096), (16, 1, 1024)),
@@ -387,6 +387,7 @@ AB_CASES = {  # (H, B, L)
     "paced": ((16, 16, 4096), (16, 64, 1024), (16, 32, 4096, 4), (16, 32, 4096), (16, 64, 4096),
               (16, 16, 16384), (16, 8, 4096), (16, 4, 4096), (16, 1, 16384), (16, 1, 4096),
               (16, 64, 16384), (16, 128, 4096)),
+    # the same at 32 and 64 heads (and B=1 / B=4 at 16: paced only on a busy grid)
     "paced_heads": ((32, 16, 4096), (32, 64, 1024), (32, 64, 4096), (64, 16, 4096), (64, 64, 1024),
                     (64, 64, 4096), (32, 1, 16384), (64, 8, 4096), (16, 4, 4096), (16, 1, 16384)),
     # the memory-bound and middle rows of bench_decode's grid
