@@ -121,9 +121,9 @@ def test_grid_page_sizes_not_powers_of_two(workspace, poison, page_size, heads, 
 @pytest.mark.parametrize("heads,qo_len", [(16, 1), (64, 1), (16, 2)])
 def test_paced_kv_loads(workspace, poison, page_size, heads, qo_len, planned_backend):
     """A busy grid of short work items: 16 requests of ~4000 tokens are cut into ~126 items of
-    4-8 KV tiles, one per CTA, so the sm90 producer loads their tiles in 8-token TMA boxes
-    (launcher.cuh kv_paced_rows; 16- and 32-token pages in two and four boxes each), and each
-    request's last tile, partial, through cp.async."""
+    4-8 KV tiles, one per CTA, so the sm90 producer loads their tiles in 16-token TMA boxes
+    (launcher.cuh kv_paced_rows; a 32-token page in two boxes, 16-token pages as always), and
+    each request's last tile, partial, through cp.async."""
     lens = [4096 - 37 * i for i in range(16)]
     b = make_batch(lens, qo_len, heads, page_size, torch.bfloat16, fused_cache=page_size != 32,
                    seed=page_size + heads + qo_len)

@@ -76,19 +76,24 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
 // in boxes of MLAW_SM90_PACED_ROWS tokens instead of whole pages or tiles. A TMA unit spends a
 // while per box, so small boxes pace each SM's requests: when every SM asks for its Q and two
 // 72 KB tiles at once, the memory system answers everything late (H100 trace, H=16 B=16
-// L=4096: a tile arrives ~10200 clocks after its issue, a tile every ~6600 clocks); paced, it
-// arrives ~7350 clocks after, a tile every ~5900. H100, same process against whole boxes
-// (logs/sm90_s21_h100_2026-11-27 runs 6-12): H=16 B=16 L=4096 and B=64 L=1024 1.035-1.06x,
-// MTP qo 4 1.05x, B=4 / 8 / 32 L=4096 1.03-1.04x, H=32 / 64 B=16 L=4096 1.03-1.05x; long
-// contexts, B=1 and H=128 equal. Not everywhere: 8-token boxes on every tile ran long contexts
-// 0.97x (the TMA unit then bounds the stream: ~13 bytes a clock per SM), every H=128 case
-// 0.6-0.7x (16-token boxes: 0.92-0.94x), a B=1 CTA of 1-4 tiles on an idle grid 0.81-0.91x
-// from a CUDA graph (nothing to pace, the boxes only add time), and with up to 32 tiles the
-// ragged H=16 B=64 case 0.93x (its paced CTAs, held to the TMA unit's rate, finished last
-// next to unpaced ones); paced loads of a CTA's first 1-4 tiles only gained 1.01x at most.
+// L=4096: a tile arrives ~10200 clocks after its issue, a tile every ~6600 clocks); in 8-token
+// boxes it arrives ~7350 clocks after, a tile every ~5900 (logs/sm90_s21_h100_2026-11-27).
+// The box size: a TMA unit moves only ~13 bytes a clock per SM in 8-token boxes, about what an
+// H100's DRAM gives each SM (12.8 at its peak) but well under an H200's (18.8):
+// - H100, against whole boxes in one process: 8-token boxes 1.035-1.06x on H=16 B=16 L=4096
+//   and B=64 L=1024, 1.05x MTP qo 4 (runs 9-13); 16-token boxes 0.96-0.99x of 8-token ones
+//   (run 18), so ~1.01-1.04x whole boxes;
+// - H200: 8-token boxes 0.84-0.92x unpaced loads, 16-token boxes 1.0-1.06x (run 17).
+// 16 serves both (a device-dependent 8 on H100s is left for a run that can check it there).
+// Not everywhere: 8-token boxes on every tile ran long contexts 0.97x (the TMA unit bounds
+// the stream), every H=128 case 0.6-0.7x (16-token boxes: 0.92-0.94x), a B=1 CTA of 1-4 tiles
+// on an idle grid 0.81-0.91x from a CUDA graph (nothing to pace, the boxes only add time), and
+// with up to 32 tiles the ragged H=16 B=64 case 0.93x (its paced CTAs, held to the TMA unit's
+// rate, finished after unpaced ones); paced loads of a CTA's first 1-4 tiles gained 1.01x at
+// most. L2 prefetches of the next tiles instead: 0.83-0.97x (run 15).
 // Returns the paced box rows, 0 where no CTA is paced.
 #ifndef MLAW_SM90_PACED_ROWS
-#define MLAW_SM90_PACED_ROWS 8
+#define MLAW_SM90_PACED_ROWS 16
 #endif
 #ifndef MLAW_SM90_PACED_MAX_TILES
 #define MLAW_SM90_PACED_MAX_TILES 16  // 0: off
