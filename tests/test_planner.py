@@ -817,3 +817,24 @@ int main() {
     assert proc.returncode == 0, proc.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout
+
+
+@pytest.mark.parametrize("H,qo,page_size", [(16, 1, 16), (16, 1, 64), (64, 1, 128), (16, 2, 64)])
+def test_paced_gpu_test_batch_plans_short_single_items(H, qo, page_size):
+    """tests/test_wrapper.py::test_paced_kv_loads must reach the sm90 producer's paced loads:
+    on a 132-SM GPU its batch (16 requests of ~4000 tokens) has to plan at least 75% of the
+    CTAs busy, each with a single item of 2..16 kv tiles (mla_kernel.cuh kPacedMinItemsPct,
+    kPacedMinTiles; launcher.cuh MLAW_SM90_PACED_MAX_TILES). A planner change that breaks this
+    would leave that GPU test checking nothing new."""
+    from mla_wrapper.backends import sm90
+
+    lens = [4096 - 37 * i for i in range(16)]
+    qo_indptr, kv_indptr, kv_len = make_batch(lens, qo, page_size=page_size)
+    d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, qo > 1, num_ctas=132,
+                              cost=sm90.planner_cost(), page_size=page_size)
+    assert res.num_work_items * 100 >= 132 * 75
+    items = np.diff(d.cta_work_indptr[:133])
+    assert set(items.tolist()) <= {0, 1}
+    w = d.work_info[d.cta_work_indptr[:132][items == 1]]
+    tiles = (w[:, 3] - w[:, 2] + 63) // 64
+    assert tiles.min() >= 2 and tiles.max() <= 16
