@@ -826,10 +826,11 @@ def test_paced_gpu_test_batch_plans_short_single_items(H, qo, page_size):
     CTAs busy, each with a single item of 2..16 kv tiles (mla_kernel.cuh kPacedMinItemsPct,
     kPacedMinTiles; launcher.cuh MLAW_SM90_PACED_MAX_TILES). A planner change that breaks this
     would leave that GPU test checking nothing new."""
+    from test_wrapper import PACED_LENS
+
     from mla_wrapper.backends import sm90
 
-    lens = [4096 - 37 * i for i in range(16)]
-    qo_indptr, kv_indptr, kv_len = make_batch(lens, qo, page_size=page_size)
+    qo_indptr, kv_indptr, kv_len = make_batch(PACED_LENS, qo, page_size=page_size)
     d, res, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, qo > 1, num_ctas=132,
                               cost=sm90.planner_cost(), page_size=page_size)
     assert res.num_work_items * 100 >= 132 * 75

@@ -116,6 +116,10 @@ def test_grid_page_sizes_not_powers_of_two(workspace, poison, page_size, heads, 
     plan_run_check(new_wrapper(workspace, backend=planned_backend), b, False, poison)
 
 
+# test_paced_kv_loads' batch (tests/test_planner.py checks that it plans paced items)
+PACED_LENS = [4096 - 37 * i for i in range(16)]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("page_size", [16, 32, 64, 128])
 @pytest.mark.parametrize("heads,qo_len", [(16, 1), (64, 1), (16, 2)])
@@ -124,8 +128,7 @@ def test_paced_kv_loads(workspace, poison, page_size, heads, qo_len, planned_bac
     4-8 KV tiles, one per CTA, so the sm90 producer loads their tiles in 16-token TMA boxes
     (launcher.cuh kv_paced_rows; a 32-token page in two boxes, 16-token pages as always), and
     each request's last tile, partial, through cp.async."""
-    lens = [4096 - 37 * i for i in range(16)]
-    b = make_batch(lens, qo_len, heads, page_size, torch.bfloat16, fused_cache=page_size != 32,
+    b = make_batch(PACED_LENS, qo_len, heads, page_size, torch.bfloat16, fused_cache=page_size != 32,
                    seed=page_size + heads + qo_len)
     plan_run_check(new_wrapper(workspace, backend=planned_backend), b, qo_len > 1, poison)
 
