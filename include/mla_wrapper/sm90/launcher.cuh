@@ -10,6 +10,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <algorithm>
+#include <atomic>
 #include <type_traits>
 
 #include "mla_wrapper/common/plan.h"
@@ -84,7 +86,8 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
 //   and B=64 L=1024, 1.05x MTP qo 4 (runs 9-13); 16-token boxes 0.96-0.99x of 8-token ones
 //   (run 18), so ~1.01-1.04x whole boxes;
 // - H200: 8-token boxes 0.84-0.92x unpaced loads, 16-token boxes 1.0-1.06x (run 17).
-// 16 serves both (a device-dependent 8 on H100s is left for a run that can check it there).
+// So the size follows the device (paced_box_rows): 8 on an H100, 0.970-0.987x the time of
+// 16-token boxes on the paced rows there (logs/sm90_s22_2026-11-27 run 1), 16 on an H200.
 // Not everywhere: 8-token boxes on every tile ran long contexts 0.97x (the TMA unit bounds
 // the stream), every H=128 case 0.6-0.7x (16-token boxes: 0.92-0.94x), a B=1 CTA of 1-4 tiles
 // on an idle grid 0.81-0.91x from a CUDA graph (nothing to pace, the boxes only add time), and
@@ -92,9 +95,40 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
 // rate, finished after unpaced ones); paced loads of a CTA's first 1-4 tiles gained 1.01x at
 // most. L2 prefetches of the next tiles instead: 0.83-0.97x (run 15).
 // Returns the paced box rows, 0 where no CTA is paced.
+// 8-token boxes where the device's DRAM gives at most MLAW_SM90_PACED_ROWS8_MAX_BYTES per SM
+// clock (an H100: 12.8), else 16 (an H200: 18.8); MLAW_SM90_PACED_ROWS > 0 forces a size.
 #ifndef MLAW_SM90_PACED_ROWS
-#define MLAW_SM90_PACED_ROWS 16
+#define MLAW_SM90_PACED_ROWS 0
 #endif
+#ifndef MLAW_SM90_PACED_ROWS8_MAX_BYTES
+#define MLAW_SM90_PACED_ROWS8_MAX_BYTES 14
+#endif
+// Peak DRAM bytes per SM per SM clock of the current device (read once per device; 0 where
+// the attributes are unavailable).
+inline int dram_bytes_per_sm_clock() {
+  static std::atomic<int> cache[64];  // per device: 0 not read yet, -1 unavailable
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 0;
+  int v = cache[dev].load(std::memory_order_relaxed);
+  if (v == 0) {
+    int bus_bits = 0, mem_khz = 0, sm_khz = 0, sms = 0;
+    const bool ok =
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
+        bus_bits > 0 && mem_khz > 0 && sm_khz > 0 && sms > 0;
+    // (double data rate: two transfers a memory clock)
+    v = ok ? std::max(1, int(bus_bits / 8.0 * mem_khz * 2.0 / (double(sms) * sm_khz) + 0.5)) : -1;
+    cache[dev].store(v, std::memory_order_relaxed);
+  }
+  return v > 0 ? v : 0;
+}
+inline int paced_box_rows() {
+  if (MLAW_SM90_PACED_ROWS > 0) return MLAW_SM90_PACED_ROWS;
+  const int b = dram_bytes_per_sm_clock();
+  return b > 0 && b <= MLAW_SM90_PACED_ROWS8_MAX_BYTES ? 8 : 16;
+}
 #ifndef MLAW_SM90_PACED_MAX_TILES
 #define MLAW_SM90_PACED_MAX_TILES 16  // 0: off
 #endif
@@ -102,10 +136,9 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
 #define MLAW_SM90_PACED_HEADS 64
 #endif
 inline int kv_paced_rows(const MlaRunArgs& a) {
-  return MLAW_SM90_PACED_MAX_TILES > 0 && a.num_heads <= MLAW_SM90_PACED_HEADS &&
-                 tma_box_tokens(a.page_size) > MLAW_SM90_PACED_ROWS
-             ? MLAW_SM90_PACED_ROWS
-             : 0;
+  if (MLAW_SM90_PACED_MAX_TILES <= 0 || a.num_heads > MLAW_SM90_PACED_HEADS) return 0;
+  const int rows = paced_box_rows();
+  return tma_box_tokens(a.page_size) > rows ? rows : 0;
 }
 
 // Encoding costs ~3 us of host time per map (H200 host, 2026-11-23), and a serving engine calls
