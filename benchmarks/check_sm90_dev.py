@@ -84,6 +84,9 @@ def main():
                     "time it against the default one")
     ap.add_argument("--profile", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="only run one decode case (--page, default 64) three times, for ncu")
+    ap.add_argument("--spans", nargs=3, type=int, metavar=("H", "B", "L"),
+                    help="one decode case (--page) with a -DMLAW_SM90_TRACE=1 --variant: print "
+                         "when its CTAs start, get their first tile and finish (global timer)")
     ap.add_argument("--trace", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="one decode case (--page) with a -DMLAW_SM90_TRACE=1 --variant: "
                     "print its per-tile phase times")
@@ -110,8 +113,8 @@ def main():
     if args.power:
         power(*args.power, args.page, args.variant, ws)
         return
-    if args.profile or args.trace:
-        h, batch, length = args.profile or args.trace
+    if args.profile or args.trace or args.spans:
+        h, batch, length = args.profile or args.trace or args.spans
         if args.profile and args.backend.startswith("fi_"):  # a FlashInfer peer under ncu
             sys.path.insert(0, str(Path(__file__).resolve().parent))
             from bench_decode import make_case, runner_flashinfer
@@ -128,12 +131,19 @@ def main():
         w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64, args.page,
                False, SM_SCALE, torch.bfloat16, torch.bfloat16)
         use_variant(w, args.variant)
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
         for i in range(3):
             if args.cold and i == 2:  # the traced run starts with a cold L2, as bench_ms's do
                 torch.empty(256 << 20, dtype=torch.int8, device="cuda").zero_()
+            ev[0].record()
             w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
+            ev[1].record()
         torch.cuda.synchronize()
-        if args.trace:
+        if args.spans:
+            print_spans(w, f"{args.backend} {args.variant} H={h} B={batch} L={length} "
+                           f"page {args.page}{' cold' if args.cold else ''}",
+                        ev[0].elapsed_time(ev[1]) * 1e3)
+        elif args.trace:
             print_trace(w, f"{args.backend} {args.variant} H={h} B={batch} L={length} "
                            f"page {args.page}")
         else:
@@ -165,6 +175,44 @@ def main():
     if args.variant and not bad:
         ab_timing(args.backend, args.variant, ws, args.page, args.ab_cases, args.flush)
     sys.exit(1 if bad else 0)
+
+
+def print_spans(w, what, run_us):
+    """When the CTAs of one traced run (mla_kernel.cuh MLAW_SPAN, global timer) start, get their
+    first KV tile and finish, in us from the first CTA's start."""
+    import ctypes
+
+    import numpy as np
+
+    lib = w._impl.module._lib
+    assert hasattr(lib, "mlaw_sm90_span_read"), "the variant was not built with MLAW_SM90_TRACE"
+    dims = (ctypes.c_int32 * 2)()
+    lib.mlaw_sm90_span_read(None, dims)
+    ctas, events = dims
+    buf = (ctypes.c_ulonglong * (ctas * events))()
+    rc = lib.mlaw_sm90_span_read(buf, dims)
+    assert rc == 0, f"mlaw_sm90_span_read: cudaError {rc}"
+    t = np.frombuffer(buf, dtype=np.uint64).reshape(ctas, events).astype(np.int64)
+    ran = t[:, 0] != 0
+    busy = ran & (t[:, 5] > 0)
+    z = t[ran, 0].min()
+    us = (t[:, :5] - z) / 1e3
+    print(f"spans {what}: run {run_us:.1f} us (events), {ran.sum()} CTAs ran, {busy.sum()} with "
+          f"tiles; us from the first CTA's start: min / p10 / median / p90 / max")
+    names = ["entry", "producer's first stage", "first tile landed", "last P V done",
+             "last rows stored"]
+    for e, name in enumerate(names):
+        v = us[busy, e] if e else us[ran, e]
+        print(f"  {name:24s} " + " / ".join(f"{x:7.1f}" for x in
+                                              np.percentile(v, [0, 10, 50, 90, 100])))
+    tiles = t[busy, 5]
+    per_tile = (us[busy, 3] - us[busy, 2]) / np.maximum(tiles - 1, 1)
+    print(f"  tiles per CTA {tiles.min()}..{tiles.max()}; us per tile after the first "
+          + " / ".join(f"{x:.3f}" for x in np.percentile(per_tile, [0, 10, 50, 90, 100])))
+    order = np.argsort(us[:, 4] * busy)[::-1][:6]
+    print("  last to finish: " + "; ".join(
+        f"cta {c} ({t[c, 5]} tiles): first tile {us[c, 2]:.1f}, last P V {us[c, 3]:.1f}, "
+        f"stored {us[c, 4]:.1f}" for c in order if busy[c]))
 
 
 def print_trace(w, what):

@@ -824,7 +824,7 @@ def test_paced_gpu_test_batch_plans_short_single_items(H, qo, page_size):
     """tests/test_wrapper.py::test_paced_kv_loads must reach the sm90 producer's paced loads:
     on a 132-SM GPU its batch (16 requests of ~4000 tokens) has to plan at least 75% of the
     CTAs busy, each with a single item of 2..16 kv tiles (mla_kernel.cuh kPacedMinItemsPct,
-    kPacedMinTiles; launcher.cuh MLAW_SM90_PACED_MAX_TILES). A planner change that breaks this
+    kPacedMinTiles, kPacedMaxTiles). A planner change that breaks this
     would leave that GPU test checking nothing new."""
     from test_wrapper import PACED_LENS
 

@@ -73,9 +73,9 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
 }
 
 // Paced KV loads. Where the grid is busy but each CTA's work is short (one work item of
-// kPacedMinTiles..MLAW_SM90_PACED_MAX_TILES tiles, at least kPacedMinItemsPct % of the CTAs
+// kPacedMinTiles..kPacedMaxTiles tiles, at least kPacedMinItemsPct % of the CTAs
 // busy: mla_kernel.cuh) and num_heads <= MLAW_SM90_PACED_HEADS, the producer loads its tiles
-// in boxes of MLAW_SM90_PACED_ROWS tokens instead of whole pages or tiles. A TMA unit spends a
+// in boxes of paced_box_rows() tokens instead of whole pages or tiles. A TMA unit spends a
 // while per box, so small boxes pace each SM's requests: when every SM asks for its Q and two
 // 72 KB tiles at once, the memory system answers everything late (H100 trace, H=16 B=16
 // L=4096: a tile arrives ~10200 clocks after its issue, a tile every ~6600 clocks); in 8-token
@@ -129,14 +129,11 @@ inline int paced_box_rows() {
   const int b = dram_bytes_per_sm_clock();
   return b > 0 && b <= MLAW_SM90_PACED_ROWS8_MAX_BYTES ? 8 : 16;
 }
-#ifndef MLAW_SM90_PACED_MAX_TILES
-#define MLAW_SM90_PACED_MAX_TILES 16  // 0: off
-#endif
 #ifndef MLAW_SM90_PACED_HEADS
 #define MLAW_SM90_PACED_HEADS 64
 #endif
 inline int kv_paced_rows(const MlaRunArgs& a) {
-  if (MLAW_SM90_PACED_MAX_TILES <= 0 || a.num_heads > MLAW_SM90_PACED_HEADS) return 0;
+  if (kPacedMaxTiles <= 0 || a.num_heads > MLAW_SM90_PACED_HEADS) return 0;
   const int rows = paced_box_rows();
   return tma_box_tokens(a.page_size) > rows ? rows : 0;
 }
@@ -182,7 +179,6 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   KvTensorMaps none;
   none.enabled = 0;
   none.paced_rows = 0;
-  none.paced_max_tiles = 0;
   if (!MLAW_SM90_TMA || !std::is_same<Kv, PagedKv>::value || a.num_pages <= 0 ||
       tma_box_tokens(a.page_size) == 0)
     return none;
@@ -195,7 +191,6 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
       a.ckv, a.kpe, strides, a.page_size | (paced > 0) << 16, a.num_pages, 10,
       [&](KvTensorMaps& m) {
         m.paced_rows = paced;
-        m.paced_max_tiles = paced > 0 ? MLAW_SM90_PACED_MAX_TILES : 0;
         m.enabled =
             encode_kv_map(&m.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
                           a.page_size, a.num_pages, whole) &&
@@ -321,5 +316,17 @@ extern "C" __attribute__((visibility("default"))) int mlaw_sm90_trace_read(
   dims[2] = mlaw::sm90::kTraceEvents;
   if (dst == nullptr) return 0;
   return cudaMemcpyFromSymbol(dst, mlaw::sm90::g_trace, sizeof(mlaw::sm90::g_trace));
+}
+// The CTA spans (mla_kernel.cuh): dims[0..1] = CTAs, events; with dst != NULL also copies them
+// ([CTAs][events]) to host memory and clears the buffer. Returns a cudaError_t.
+extern "C" __attribute__((visibility("default"))) int mlaw_sm90_span_read(
+    unsigned long long* dst, int32_t* dims) {
+  dims[0] = mlaw::sm90::kSpanCtas;
+  dims[1] = mlaw::sm90::kSpanEvents;
+  if (dst == nullptr) return 0;
+  int rc = cudaMemcpyFromSymbol(dst, mlaw::sm90::g_span, sizeof(mlaw::sm90::g_span));
+  static const unsigned long long zeros[mlaw::sm90::kSpanCtas * mlaw::sm90::kSpanEvents] = {};
+  if (rc == 0) rc = cudaMemcpyToSymbol(mlaw::sm90::g_span, zeros, sizeof(zeros));
+  return rc;
 }
 #endif

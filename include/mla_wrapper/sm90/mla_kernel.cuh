@@ -194,6 +194,29 @@ __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
   do {                     \
   } while (0)
 #endif
+// CTA spans (same builds, check_sm90_dev.py --spans): for every CTA below kSpanCtas, the global
+// timer (ns, comparable across SMs) at its entry (event 0), its producer's first stage wait
+// passed (1), its first KV tile landed for the scorer (2), the scorer's last P V done (3), the
+// scorer's last rows stored (4), and the scorer's KV tile count (5): where a grid's time goes
+// before the first tile and after the last one, and how far apart CTAs finish.
+#if MLAW_SM90_TRACE
+constexpr int kSpanCtas = 1024, kSpanEvents = 6;
+__device__ unsigned long long g_span[kSpanCtas * kSpanEvents];
+__device__ __forceinline__ unsigned long long global_timer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#define MLAW_SPAN(e, v)                                                                 \
+  do {                                                                                  \
+    if (blockIdx.x < kSpanCtas && threadIdx.x % 128 == 0)                               \
+      g_span[blockIdx.x * kSpanEvents + (e)] = (v);                                     \
+  } while (0)
+#else
+#define MLAW_SPAN(e, v) \
+  do {                  \
+  } while (0)
+#endif
 
 // Facts of one work item that both roles derive from the plan.
 struct WorkItem {
@@ -258,9 +281,9 @@ struct KvTensorMaps {
   CUtensorMap ckv_paced;  // the same tensors in boxes of paced_rows tokens (launcher.cuh)
   CUtensorMap kpe_paced;
   int enabled;
-  int paced_rows;       // tokens per box of a paced CTA's tiles
-  int paced_max_tiles;  // a CTA whose only item has kPacedMinTiles..paced_max_tiles tiles loads
-                        // them through the paced maps; 0: no CTA does
+  int paced_rows;  // tokens per box of a paced CTA's tiles (a CTA whose only item has
+                   // kPacedMinTiles..kPacedMaxTiles tiles loads them through the paced maps);
+                   // 0: no CTA is paced
 };
 
 // TMA descriptors of the query rows (launcher.cuh make_q_maps): q_nope as [tokens][heads][512]
@@ -302,6 +325,10 @@ constexpr int kPacedMinTiles = MLAW_SM90_PACED_MIN_TILES;
 #define MLAW_SM90_PACED_MIN_ITEMS_PCT 75
 #endif
 constexpr int kPacedMinItemsPct = MLAW_SM90_PACED_MIN_ITEMS_PCT;
+#ifndef MLAW_SM90_PACED_MAX_TILES  // and the most tiles (0: no paced loads)
+#define MLAW_SM90_PACED_MAX_TILES 16
+#endif
+constexpr int kPacedMaxTiles = MLAW_SM90_PACED_MAX_TILES;
 
 // ---------------------------------------------------------------------------------- producer
 // page[p] for a run-time p in [0, kLoadPasses) through selects (an indexed load would put the
@@ -347,12 +374,12 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
   const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
   // (read only where paced maps exist: the plan's work items, for the busy-grid test)
-  const int num_items = maps.paced_max_tiles > 0 ? plan.counts[0] : 0;
+  const int num_items = maps.paced_rows > 0 ? plan.counts[0] : 0;
   bool paced = false;  // this CTA's tiles go through the paced maps
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, args.num_heads, kvm);
     paced = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
-            item.num_tiles <= maps.paced_max_tiles &&
+            item.num_tiles <= kPacedMaxTiles &&
             num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
@@ -395,6 +422,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       MLAW_TRACE(seq, 14);
       if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
       MLAW_TRACE(seq, 15);
+      if (seq == 0) MLAW_SPAN(1, global_timer());
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
       if (tma) {
         if (tma_issuer) {
@@ -742,6 +770,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         MLAW_TRACE(seq, 0 + 7 * g);
         mbar_wait(&full[stage], (seq / kStages) & 1);
         MLAW_TRACE(seq, 1 + 7 * g);
+        if (kRole == 1 && seq == 0) MLAW_SPAN(2, global_timer());
         fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
         const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
         float mx[2] = {-INFINITY, -INFINITY};
@@ -892,6 +921,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         if constexpr (kHalves == 2) half(std::integral_constant<int, 1>{});
         wgmma_wait<0>();
         MLAW_TRACE(seq, 6 + 7 * g);
+        if (kRole == 1) MLAW_SPAN(3, global_timer());
         fence_operands(o);
         if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
       }
@@ -983,6 +1013,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       *reinterpret_cast<uint4*>(dst + g * kOutCols + 8 * lane) = x;
     }
     if (g == 0) MLAW_TRACE(seq0, 19);
+    if (g == 0) MLAW_SPAN(4, global_timer());
+    if (g == 0) MLAW_SPAN(5, seq);
   }
 }
 
@@ -1001,6 +1033,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // access through `smem` stays a shared-memory instruction (LDS / STS), not a generic one.
   char* smem = smem_raw + ((kSmemAlign - smem_addr(smem_raw) % kSmemAlign) % kSmemAlign);
   if (threadIdx.x == 0) MLAW_TRACE(0, 26);
+  if (threadIdx.x == 0) MLAW_SPAN(0, global_timer());
   if (kQTma && threadIdx.x == 32) {  // Q's maps are used first
     prefetch_tensor_map(&qmaps.nope);
     prefetch_tensor_map(&qmaps.pe);
