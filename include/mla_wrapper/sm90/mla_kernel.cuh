@@ -331,6 +331,12 @@ constexpr int kPacedMinItemsPct = MLAW_SM90_PACED_MIN_ITEMS_PCT;
 constexpr int kPacedMaxTiles = MLAW_SM90_PACED_MAX_TILES;
 
 // ---------------------------------------------------------------------------------- producer
+// Producer named barrier (128 threads): warp 0 has seen a stage free. Only warp 0 polls the
+// stage's `empty` mbarrier; the other three warps wait at this barrier, which costs no issue
+// slots. With all four polling, the waits were ~11% of the kernel's warp instructions at H=128
+// (H100 ncu, ~61 tries a tile: a suspended try wakes on the CTA's other mbarrier traffic;
+// logs/sm90_s22_2026-11-27 run 6).
+constexpr int kBarStageFree = 8;
 // page[p] for a run-time p in [0, kLoadPasses) through selects (an indexed load would put the
 // array on the stack).
 __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int p) {
@@ -420,7 +426,10 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         }
       }
       MLAW_TRACE(seq, 14);
-      if (seq >= kStages) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
+      if (seq >= kStages) {
+        if (tid < 32) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
+        named_barrier(kBarStageFree, kProducerThreads);
+      }
       MLAW_TRACE(seq, 15);
       if (seq == 0) MLAW_SPAN(1, global_timer());
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
@@ -657,7 +666,7 @@ constexpr int kBarMax = 2;
 constexpr int kBarP = 3;
 constexpr int kBarP2 = 4;  // split roles: the second half of P written
 constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 threads)
-                            // (7: kBarXchg, above)
+                            // (7: kBarXchg, 8: kBarStageFree, above)
 
 // The tile loop is compiled once per role (kRole: 1 this warpgroup computes the scores, 0 it
 // does not, 2 decided at run time with two scorers; each role's wgmma pipeline scheduled on its
