@@ -181,3 +181,46 @@ def test_fast_divmod_arithmetic_matches_integer_division():
         for n in ns + [k * d - 1 for k in (1, 2, 977) if k * d - 1 >= 0] + [k * d for k in (1, 3)]:
             q = (((n * m) >> 32) + n) % 2**32 >> l
             assert q == n // d and n - q * d == n % d, (d, n)
+
+
+@pytest.mark.compile
+def test_paced_box_rows_follow_the_device(tmp_path):
+    """launcher.cuh's paced KV box size: 8 tokens where the DRAM gives <= 14 bytes per SM clock
+    (an H100 SXM: 12.8; an H100 PCIe: 10.2), else 16 (an H200: 18.8; an H20: 26.6), 16 where
+    an attribute is missing; on a device the H100 took 8 and the H200 16 (session 22 runs 1-2,
+    benchmarks/results/logs/sm90_s22_2026-11-27). Pure host arithmetic, compiled with nvcc."""
+    import subprocess
+
+    from mla_wrapper.jit import env
+
+    src = tmp_path / "rows.cu"
+    src.write_text(r'''
+#include <cstdio>
+#include "mla_wrapper/sm90/launcher.cuh"
+using namespace mlaw::sm90;
+int main() {
+  struct Dev { const char* name; int bus_bits, mem_khz, sm_khz, sms, bytes, rows; };
+  const Dev devs[] = {
+      {"H100 SXM", 5120, 2619000, 1980000, 132, 13, 8},
+      {"H100 PCIe", 5120, 1593000, 1755000, 114, 10, 8},
+      {"H200", 6144, 3201000, 1980000, 132, 19, 16},
+      {"H20", 6144, 2619000, 1980000, 78, 26, 16},
+      {"unknown", 0, 3201000, 1980000, 132, 0, 16},
+  };
+  int bad = 0;
+  for (const Dev& d : devs) {
+    const int b = dram_bytes_per_sm_clock(d.bus_bits, d.mem_khz, d.sm_khz, d.sms);
+    const int r = paced_box_rows_for(b);
+    std::printf("%s %d %d\n", d.name, b, r);
+    bad += b != d.bytes || r != d.rows;
+  }
+  return bad;
+}
+''')
+    exe = tmp_path / "rows"
+    includes = [f"-I{d}" for d in (env.include_dir(), *env.cutlass_include_dirs())]
+    proc = subprocess.run([str(env.nvcc_path()), "-O1", "-std=c++17", "-arch=sm_90a", *includes,
+                           str(src), "-o", str(exe)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout

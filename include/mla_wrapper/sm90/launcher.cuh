@@ -103,12 +103,24 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
 #ifndef MLAW_SM90_PACED_ROWS8_MAX_BYTES
 #define MLAW_SM90_PACED_ROWS8_MAX_BYTES 14
 #endif
-// Peak DRAM bytes per SM per SM clock of the current device (read once per device; 0 where
-// the attributes are unavailable).
-inline int dram_bytes_per_sm_clock() {
+// Peak DRAM bytes per SM per SM clock from a device's attributes (bus width in bits, memory
+// and SM clocks in kHz, SM count; double data rate: two transfers a memory clock); 0 where one
+// is unknown. An H100 SXM: 5120-bit bus, 2619 MHz, 1980 MHz, 132 SMs -> 13 (12.8); an H200:
+// 6144 bits, 3201 MHz -> 19 (18.8).
+inline int dram_bytes_per_sm_clock(int bus_bits, int mem_khz, int sm_khz, int sms) {
+  if (bus_bits <= 0 || mem_khz <= 0 || sm_khz <= 0 || sms <= 0) return 0;
+  return std::max(1, int(bus_bits / 8.0 * mem_khz * 2.0 / (double(sms) * sm_khz) + 0.5));
+}
+// The paced boxes' tokens for a device whose DRAM gives `bytes` per SM clock (0: unknown).
+inline int paced_box_rows_for(int bytes) {
+  if (MLAW_SM90_PACED_ROWS > 0) return MLAW_SM90_PACED_ROWS;
+  return bytes > 0 && bytes <= MLAW_SM90_PACED_ROWS8_MAX_BYTES ? 8 : 16;
+}
+// The same for the current device (its attributes read once per device).
+inline int paced_box_rows() {
   static std::atomic<int> cache[64];  // per device: 0 not read yet, -1 unavailable
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return paced_box_rows_for(0);
   int v = cache[dev].load(std::memory_order_relaxed);
   if (v == 0) {
     int bus_bits = 0, mem_khz = 0, sm_khz = 0, sms = 0;
@@ -116,18 +128,12 @@ inline int dram_bytes_per_sm_clock() {
         cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
-        bus_bits > 0 && mem_khz > 0 && sm_khz > 0 && sms > 0;
-    // (double data rate: two transfers a memory clock)
-    v = ok ? std::max(1, int(bus_bits / 8.0 * mem_khz * 2.0 / (double(sms) * sm_khz) + 0.5)) : -1;
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess;
+    v = ok ? dram_bytes_per_sm_clock(bus_bits, mem_khz, sm_khz, sms) : 0;
+    if (v == 0) v = -1;
     cache[dev].store(v, std::memory_order_relaxed);
   }
-  return v > 0 ? v : 0;
-}
-inline int paced_box_rows() {
-  if (MLAW_SM90_PACED_ROWS > 0) return MLAW_SM90_PACED_ROWS;
-  const int b = dram_bytes_per_sm_clock();
-  return b > 0 && b <= MLAW_SM90_PACED_ROWS8_MAX_BYTES ? 8 : 16;
+  return paced_box_rows_for(v > 0 ? v : 0);
 }
 #ifndef MLAW_SM90_PACED_HEADS
 #define MLAW_SM90_PACED_HEADS 64
