@@ -67,6 +67,26 @@ def poison():
 
 
 @pytest.fixture
+def host_program(tmp_path):
+    """host_program(source, *flags, name="prog.cpp") compiles the C++ `source` with nvcc against
+    the package's headers (plus `flags`), asserts that it built, runs it and returns the run's
+    CompletedProcess (exit status not checked: the caller asserts on it)."""
+    import subprocess
+
+    from mla_wrapper.jit import env
+
+    def build_and_run(source: str, *flags: str, name: str = "prog.cpp"):
+        src, exe = tmp_path / name, tmp_path / "prog"
+        src.write_text(source)
+        proc = subprocess.run([str(env.nvcc_path()), "-std=c++17", f"-I{env.include_dir()}",
+                               *flags, str(src), "-o", str(exe)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return subprocess.run([str(exe)], capture_output=True, text=True)
+
+    return build_and_run
+
+
+@pytest.fixture
 def wrap_nvcc(tmp_path, monkeypatch):
     """wrap_nvcc(shell) points CUDA_HOME at a bin/nvcc that runs `shell` for each compile (not
     for --version), then execs the real nvcc."""

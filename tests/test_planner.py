@@ -768,15 +768,10 @@ def test_double_buffered_staging():
             assert np.array_equal(getattr(d0, f), getattr(d1, f))
 
 
-def test_galloping_sweep_matches_linear(tmp_path):
+def test_galloping_sweep_matches_linear(host_program):
     """The search's galloping sweep (prefix sums; large batches) decides exactly as the
     linear sweep that emits the plan: compile a driver against planner.h and compare."""
-    import subprocess
-
-    from mla_wrapper.jit import env
-
-    src = tmp_path / "gallop.cpp"
-    src.write_text(r'''
+    run = host_program(r'''
 #include "mla_wrapper/planner/planner.h"
 #include <random>
 using namespace mlaw::planner;
@@ -810,12 +805,7 @@ int main() {
   std::printf("%ld %ld\n", n, bad);
   return bad != 0;
 }
-''')
-    exe = tmp_path / "gallop"
-    proc = subprocess.run([str(env.nvcc_path()), "-O2", "-std=c++17", f"-I{env.include_dir()}",
-                           "-cudart=none", str(src), "-o", str(exe)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    run = subprocess.run([str(exe)], capture_output=True, text=True)
+''', "-O2", "-cudart=none")
     assert run.returncode == 0, run.stdout
 
 

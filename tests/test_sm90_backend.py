@@ -184,17 +184,14 @@ def test_fast_divmod_arithmetic_matches_integer_division():
 
 
 @pytest.mark.compile
-def test_paced_box_rows_follow_the_device(tmp_path):
+def test_paced_box_rows_follow_the_device(host_program):
     """launcher.cuh's paced KV box size: 8 tokens where the DRAM gives <= 14 bytes per SM clock
     (an H100 SXM: 12.8; an H100 PCIe: 10.2), else 16 (an H200: 18.8; an H20: 26.6), 16 where
     an attribute is missing; on a device the H100 took 8 and the H200 16 (session 22 runs 1-2,
     benchmarks/results/logs/sm90_s22_2026-11-27). Pure host arithmetic, compiled with nvcc."""
-    import subprocess
-
     from mla_wrapper.jit import env
 
-    src = tmp_path / "rows.cu"
-    src.write_text(r'''
+    source = r'''
 #include <cstdio>
 #include "mla_wrapper/sm90/launcher.cuh"
 using namespace mlaw::sm90;
@@ -216,11 +213,7 @@ int main() {
   }
   return bad;
 }
-''')
-    exe = tmp_path / "rows"
-    includes = [f"-I{d}" for d in (env.include_dir(), *env.cutlass_include_dirs())]
-    proc = subprocess.run([str(env.nvcc_path()), "-O1", "-std=c++17", "-arch=sm_90a", *includes,
-                           str(src), "-o", str(exe)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    run = subprocess.run([str(exe)], capture_output=True, text=True)
+'''
+    cutlass = [f"-I{d}" for d in env.cutlass_include_dirs()]
+    run = host_program(source, "-O1", "-arch=sm_90a", *cutlass, name="rows.cu")
     assert run.returncode == 0, run.stdout

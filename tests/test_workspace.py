@@ -8,7 +8,6 @@ from __future__ import annotations
 import ctypes
 import json
 import dataclasses
-import subprocess
 
 import pytest
 
@@ -144,20 +143,14 @@ def _layout_program(structs) -> str:
 
 
 @pytest.mark.compile
-def test_ctypes_mirrors_match_headers(tmp_path):
-    from mla_wrapper.jit import env
+def test_ctypes_mirrors_match_headers(host_program):
     from mla_wrapper.planner import PlannerConfigStruct
 
     structs = [("mlaw::MlaPlan", MlaPlanStruct), ("mlaw::MlaRunArgs", MlaRunArgsStruct),
                ("mlaw::planner::PlannerConfig", PlannerConfigStruct)]
-    src = tmp_path / "layout.cpp"
-    src.write_text(_layout_program(structs))
-    exe = tmp_path / "layout"
-    proc = subprocess.run([str(env.nvcc_path()), "-std=c++17", f"-I{env.include_dir()}",
-                           "-cudart=none", str(src), "-o", str(exe)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    got = json.loads(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
+    run = host_program(_layout_program(structs), "-cudart=none")
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
     for cname, pystruct in structs:
         assert got[cname][1] == ctypes.sizeof(pystruct), cname
         for field, ctype in pystruct._fields_:

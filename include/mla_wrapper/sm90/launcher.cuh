@@ -94,7 +94,6 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
 // with up to 32 tiles the ragged H=16 B=64 case 0.93x (its paced CTAs, held to the TMA unit's
 // rate, finished after unpaced ones); paced loads of a CTA's first 1-4 tiles gained 1.01x at
 // most. L2 prefetches of the next tiles instead: 0.83-0.97x (run 15).
-// Returns the paced box rows, 0 where no CTA is paced.
 // 8-token boxes where the device's DRAM gives at most MLAW_SM90_PACED_ROWS8_MAX_BYTES per SM
 // clock (an H100: 12.8), else 16 (an H200: 18.8); MLAW_SM90_PACED_ROWS > 0 forces a size.
 #ifndef MLAW_SM90_PACED_ROWS
@@ -138,6 +137,7 @@ inline int paced_box_rows() {
 #ifndef MLAW_SM90_PACED_HEADS
 #define MLAW_SM90_PACED_HEADS 64
 #endif
+// The paced box rows of this run, 0 where no CTA is paced.
 inline int kv_paced_rows(const MlaRunArgs& a) {
   if (kPacedMaxTiles <= 0 || a.num_heads > MLAW_SM90_PACED_HEADS) return 0;
   const int rows = paced_box_rows();

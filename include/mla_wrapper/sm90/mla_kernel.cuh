@@ -190,17 +190,11 @@ __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
     if (blockIdx.x < kTraceCtas && (seq) < kTraceTiles && threadIdx.x % 128 == 0)       \
       g_trace[(blockIdx.x * kTraceTiles + (seq)) * kTraceEvents + (e)] = clock64();     \
   } while (0)
-#else
-#define MLAW_TRACE(seq, e) \
-  do {                     \
-  } while (0)
-#endif
 // CTA spans (same builds, check_sm90_dev.py --spans): for every CTA below kSpanCtas, the global
 // timer (ns, comparable across SMs) at its entry (event 0), its producer's first stage wait
 // passed (1), its first KV tile landed for the scorer (2), the scorer's last P V done (3), the
 // scorer's last rows stored (4), and the scorer's KV tile count (5): where a grid's time goes
 // before the first tile and after the last one, and how far apart CTAs finish.
-#if MLAW_SM90_TRACE
 constexpr int kSpanCtas = 1024, kSpanEvents = 6;
 __device__ unsigned long long g_span[kSpanCtas * kSpanEvents];
 __device__ __forceinline__ unsigned long long global_timer() {
@@ -214,6 +208,9 @@ __device__ __forceinline__ unsigned long long global_timer() {
       g_span[blockIdx.x * kSpanEvents + (e)] = (v);                                     \
   } while (0)
 #else
+#define MLAW_TRACE(seq, e) \
+  do {                     \
+  } while (0)
 #define MLAW_SPAN(e, v) \
   do {                  \
   } while (0)
