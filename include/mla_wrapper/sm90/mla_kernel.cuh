@@ -4,7 +4,8 @@
 // Schedule of one CTA (384 threads = 3 warpgroups, one CTA per SM, ~226 KB of shared memory):
 //   warpgroup 0, producer (setmaxnreg 48): for every KV tile of every work item, in order,
 //     waits until the ring stage is free (mbarrier `empty`), then loads the tile into the
-//     128-byte-swizzled wgmma layout (L2 evict-first: the stream is read once):
+//     128-byte-swizzled wgmma layout (L2 evict-first, or evict-normal where few heads make a
+//     long stream: kKvNormalMaxHeads):
 //     - a whole tile inside one page (page size a multiple of 64): one thread issues 9 TMA
 //       boxes of 64 tokens x 64 columns (tensor maps of ckv and kpe, launcher.cuh) with
 //       expect_tx on `full`; the other threads just arrive; 16- and 32-token pages: 9 boxes
@@ -344,15 +345,28 @@ __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int 
   return p & 2 ? hi : lo;
 }
 
+// The KV stream's L2 policy: evict-first, except in the paged kernel with at most
+// kKvNormalMaxHeads heads (one row tile per request: the memory-bound decode) and not paced,
+// where evict-normal ran 1.018-1.034x faster on the four memory-bound rows (H=16, B 64 / 128,
+// L 4096 / 16384; 1.02x at H=32 and MTP; H100, do_bench after its dirty flush, reproduced in
+// one run; logs/sm90_s23_2026-11-27 run 5); at H=128 (two CTAs of a lockstep pair read each
+// tile) evict-normal ran 0.91-0.96x, and on paced CTAs 0.89x (run 4).
+#ifndef MLAW_SM90_KV_NORMAL_MAX_HEADS  // (A/B builds; 0: evict-first everywhere)
+#define MLAW_SM90_KV_NORMAL_MAX_HEADS 32
+#endif
+constexpr int kKvNormalMaxHeads = MLAW_SM90_KV_NORMAL_MAX_HEADS;
 template <typename T, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const KvTensorMaps& maps, int w_begin_in, int w_end_in,
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty) {
   const int tid = threadIdx.x;  // 0..127
   const int chunk = tid % 8;    // 16-byte chunk of each 128-byte column block this thread copies
-  // KV is read once: L2 evict-first, the gather mode's rows too (evict-normal / evict-last
-  // there measured 0.96-1.04x, logs/sm90_gather_h200_2026-11-23 and sm90_s12_h100_2026-11-25).
-  const uint64_t policy = evict_first_policy();
+  // KV is read once: L2 evict-first (or evict-normal: kKvNormalMaxHeads), the gather mode's rows
+  // too (evict-normal / evict-last there measured 0.96-1.04x, logs/sm90_gather_h200_2026-11-23
+  // and sm90_s12_h100_2026-11-25).
+  const uint64_t first_policy = evict_first_policy();
+  const uint64_t normal_policy = evict_normal_policy();
+  uint64_t policy = first_policy;
   const T* ckv = static_cast<const T*>(args.ckv);
   const T* kpe = static_cast<const T*>(args.kpe);
   // TMA (maps.enabled): a whole tile inside one page, or made of whole pages of 16 / 32 tokens
@@ -385,6 +399,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     paced = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
             item.num_tiles <= kPacedMaxTiles &&
             num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
+    policy = std::is_same<Kv, PagedKv>::value && args.num_heads <= kKvNormalMaxHeads && !paced
+                 ? normal_policy
+                 : first_policy;
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
     // validity test, the gather mode's slot range) only as the tile starts: a test right after
@@ -564,6 +581,9 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, const WorkItem
 }
 
 constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
+#ifndef MLAW_SM90_VOTE_MAX  // 0: every tile's row maxima through shuffles (A/B builds)
+#define MLAW_SM90_VOTE_MAX 1
+#endif
 
 constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchange written
 
@@ -845,17 +865,31 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
                   s[4 * j + e] = -INFINITY;
               }
           }
-#pragma unroll
-          for (int j = 0; j < kNb; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) mx[e / 2] = fmaxf(mx[e / 2], s[4 * j + e]);
-#pragma unroll
-          for (int r = 0; r < 2; ++r) mx[r] *= scale_log2;
+          // Each row's max over this thread's 2 kNb scores as a tree (4 dependent FMNMX, not 16).
 #pragma unroll
           for (int r = 0; r < 2; ++r) {
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-            if (kScorers > 1 && lane % 4 == 0) red_max[g * kRowsPerTile + rows[r]] = mx[r];
+            float v[kNb];
+#pragma unroll
+            for (int j = 0; j < kNb; ++j) v[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+#pragma unroll
+            for (int w = kNb / 2; w >= 1; w /= 2)
+#pragma unroll
+              for (int j = 0; j < w; ++j) v[j] = fmaxf(v[j], v[j + w]);
+            mx[r] = v[0] * scale_log2;
+          }
+          // With one scorer and no exact max to report, a warp whose scores all stay within
+          // kRescaleSlack of their rows' running max (after an item's first tiles, nearly every
+          // tile) keeps m as it is (below) without the rows' exact maxima: one vote instead of
+          // two dependent shuffle rounds.
+          constexpr bool kVoteMax = MLAW_SM90_VOTE_MAX && kScorers == 1 && !Kv::kMaskInvalid;
+          if (!kVoteMax || !__all_sync(0xffffffffu, mx[0] <= m_run[0] + kRescaleSlack &&
+                                                        mx[1] <= m_run[1] + kRescaleSlack)) {
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+              mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+              mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+              if (kScorers > 1 && lane % 4 == 0) red_max[g * kRowsPerTile + rows[r]] = mx[r];
+            }
           }
         }
         // Both scorers' row maxima are in red_max; both warpgroups' P V reads of the last P (and,
