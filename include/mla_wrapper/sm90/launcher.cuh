@@ -115,11 +115,19 @@ inline int paced_box_rows_for(int bytes) {
   if (MLAW_SM90_PACED_ROWS > 0) return MLAW_SM90_PACED_ROWS;
   return bytes > 0 && bytes <= MLAW_SM90_PACED_ROWS8_MAX_BYTES ? 8 : 16;
 }
-// The same for the current device (its attributes read once per device).
-inline int paced_box_rows() {
+// The KV stream's evict-normal head limit (mla_kernel.cuh kKvNormalMaxHeads) for a device whose
+// DRAM gives `bytes` per SM clock: kKvNormalMaxHeads on one as scarce as an H100's (<= 14),
+// else 0 (evict-first everywhere). H100, the four memory-bound rows: evict-normal 1.018-1.034x
+// (logs/sm90_s23_2026-11-27 run 5); H200: 0.88-0.97x (run 7).
+inline int kv_evict_normal_heads_for(int bytes) {
+  return bytes > 0 && bytes <= MLAW_SM90_PACED_ROWS8_MAX_BYTES ? kKvNormalMaxHeads : 0;
+}
+// dram_bytes_per_sm_clock of the current device (its attributes read once per device), 0 where
+// unknown.
+inline int device_dram_bytes_per_sm_clock() {
   static std::atomic<int> cache[64];  // per device: 0 not read yet, -1 unavailable
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return paced_box_rows_for(0);
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 0;
   int v = cache[dev].load(std::memory_order_relaxed);
   if (v == 0) {
     int bus_bits = 0, mem_khz = 0, sm_khz = 0, sms = 0;
@@ -132,8 +140,9 @@ inline int paced_box_rows() {
     if (v == 0) v = -1;
     cache[dev].store(v, std::memory_order_relaxed);
   }
-  return paced_box_rows_for(v > 0 ? v : 0);
+  return v > 0 ? v : 0;
 }
+inline int paced_box_rows() { return paced_box_rows_for(device_dram_bytes_per_sm_clock()); }
 #ifndef MLAW_SM90_PACED_HEADS
 #define MLAW_SM90_PACED_HEADS 64
 #endif
@@ -185,6 +194,9 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   KvTensorMaps none;
   none.enabled = 0;
   none.paced_rows = 0;
+  none.evict_normal_max_heads =
+      std::is_same<Kv, PagedKv>::value ? kv_evict_normal_heads_for(device_dram_bytes_per_sm_clock())
+                                       : 0;
   if (!MLAW_SM90_TMA || !std::is_same<Kv, PagedKv>::value || a.num_pages <= 0 ||
       tma_box_tokens(a.page_size) == 0)
     return none;
@@ -197,6 +209,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
       a.ckv, a.kpe, strides, a.page_size | (paced > 0) << 16, a.num_pages, 10,
       [&](KvTensorMaps& m) {
         m.paced_rows = paced;
+        m.evict_normal_max_heads = none.evict_normal_max_heads;
         m.enabled =
             encode_kv_map(&m.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
                           a.page_size, a.num_pages, whole) &&

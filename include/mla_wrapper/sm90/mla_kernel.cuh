@@ -283,6 +283,8 @@ struct KvTensorMaps {
   int paced_rows;  // tokens per box of a paced CTA's tiles (a CTA whose only item has
                    // kPacedMinTiles..kPacedMaxTiles tiles loads them through the paced maps);
                    // 0: no CTA is paced
+  int evict_normal_max_heads;  // the KV stream's L2 policy (produce): evict-normal for at most
+                               // this many heads, 0 or kKvNormalMaxHeads (launcher.cuh)
 };
 
 // TMA descriptors of the query rows (launcher.cuh make_q_maps): q_nope as [tokens][heads][512]
@@ -345,12 +347,14 @@ __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int 
   return p & 2 ? hi : lo;
 }
 
-// The KV stream's L2 policy: evict-first, except in the paged kernel with at most
-// kKvNormalMaxHeads heads (one row tile per request: the memory-bound decode) and not paced,
-// where evict-normal ran 1.018-1.034x faster on the four memory-bound rows (H=16, B 64 / 128,
-// L 4096 / 16384; 1.02x at H=32 and MTP; H100, do_bench after its dirty flush, reproduced in
-// one run; logs/sm90_s23_2026-11-27 run 5); at H=128 (two CTAs of a lockstep pair read each
-// tile) evict-normal ran 0.91-0.96x, and on paced CTAs 0.89x (run 4).
+// The KV stream's L2 policy: evict-first, except in the paged kernel on a device whose DRAM is
+// as scarce per SM clock as an H100's (launcher.cuh kv_evict_normal_heads_for) with at most
+// kKvNormalMaxHeads heads (one row tile per request: the memory-bound decode) and not paced.
+// H100 (logs/sm90_s23_2026-11-27): evict-normal ran 1.018-1.034x faster on the four
+// memory-bound rows (H=16, B 64 / 128, L 4096 / 16384; 1.02x at H=32 and MTP; do_bench after its
+// dirty flush, reproduced in one run; run 5); at H=128 (two CTAs of a lockstep pair read each
+// tile) 0.91-0.96x, and on paced CTAs 0.89x (run 4). H200: 0.88-0.97x on the memory-bound rows
+// (run 7).
 #ifndef MLAW_SM90_KV_NORMAL_MAX_HEADS  // (A/B builds; 0: evict-first everywhere)
 #define MLAW_SM90_KV_NORMAL_MAX_HEADS 32
 #endif
@@ -399,9 +403,8 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     paced = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
             item.num_tiles <= kPacedMaxTiles &&
             num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
-    policy = std::is_same<Kv, PagedKv>::value && args.num_heads <= kKvNormalMaxHeads && !paced
-                 ? normal_policy
-                 : first_policy;
+    policy = args.num_heads <= maps.evict_normal_max_heads && !paced ? normal_policy
+                                                                     : first_policy;
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
     // validity test, the gather mode's slot range) only as the tile starts: a test right after
