@@ -39,7 +39,8 @@
 //         m64n64k16, Q and K from shared memory) while the other waits at a named barrier
 //         (kScorers = 2 splits the tokens, m64n32 each: 1-5% slower on an H200, 2026-11-23);
 //       softmax of S_i in registers: mask (item end, causal limit per row; only in a tile
-//         that crosses a limit), row max of the raw scores scaled to log2 units, running max
+//         that crosses a limit), row max of the raw scores scaled to log2 units (a warp vote
+//         instead of the rows' shuffles while every score stays within the slack), running max
 //         m, alpha = exp2(m_old - m), P = exp2(S * scale - m) (one FFMA + ex2) written as
 //         16-bit to the swizzled P tile and alpha to shared memory for the other warpgroup
 //         (with two scorers the row maxima are exchanged instead); both rescale their O half
@@ -152,6 +153,13 @@
 // shorter compute chain (which, alone, exposes the loads: tile period ~ (load latency + the
 // stage's hold time) / 2). The gather mode's L2 row prefetch on the paged kernel's cp.async
 // tiles (page 1, 8): 0.92-0.98x.
+// Also measured (H100, logs/sm90_s23_2026-11-27): TMA multicast of each tile to both CTAs of
+// a lockstep pair (half the boxes issued by each, a stage refilled once both CTAs released it):
+// 1.20-1.36x the time at H=128, a refill then waits for the slower CTA and a remote arrival;
+// S_{i+1} issued behind P_i V when tile i + 1 has landed: 0.93-0.97x; a stage's first 32
+// tokens refilled after the first half's P V: the tile lands ~400 clocks earlier, the period
+// (~3490 clocks at H=128 B=64 L=4096, where the scorer's ~3350-clock chain and the ring's load
+// latency meet) stays. ncu there: DRAM 59%, L2 66% of peak: bytes in flight, not bandwidth.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
