@@ -133,6 +133,34 @@ def test_paced_kv_loads(workspace, poison, page_size, heads, qo_len, planned_bac
     plan_run_check(new_wrapper(workspace, backend=planned_backend), b, qo_len > 1, poison)
 
 
+# Late score outliers: (position in the request as a fraction of kv_len, factor); each planted
+# key raises one head's row max by ~50-100 log2 units, far past the sm90 kernel's lazy-rescale
+# slack (8), at a position that falls inside a work item's later tiles in these plans.
+OUTLIERS = [(0.55, 1.0), (0.75, 1.5), (0.93, 2.0)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,page_size,lens", [
+    (16, 64, [4096] * 8), (128, 64, [2048] * 4), (16, 1, [3000, 5000]), (64, 16, [2048] * 64)])
+def test_late_score_outliers(workspace, poison, heads, page_size, lens, planned_backend):
+    """Keys late in each request aligned with one head's query (key = factor x sign(q)), so that
+    the row's max jumps by far more than the lazy-rescale slack several times after an item's
+    first tiles: a kernel that keeps a stale running max (the sm90 vote that skips the exact row
+    max while every score stays within the slack, or the lazy rescale itself) overflows its
+    exponentials or drops the outlier's weight. Split and unsplit plans, pages 1 / 16 / 64."""
+    b = make_batch(lens, 1, heads, page_size, DTYPES["bf16"], seed=len(lens) + heads)
+    q = torch.cat([b["q_nope"], b["q_pe"]], -1)
+    ind = b["kv_indices"].cpu()
+    for r, L in enumerate(lens):
+        for k, (frac, factor) in enumerate(OUTLIERS):
+            t = int(frac * L)
+            page = int(ind[int(b["kv_indptr"][r]) + t // page_size])
+            key = factor * torch.sign(q[r, (r + k) % heads].float()).to(b["dtype"])
+            b["ckv"][page, t % page_size] = key[:512]
+            b["kpe"][page, t % page_size] = key[512:]
+    plan_run_check(new_wrapper(workspace, backend=planned_backend), b, False, poison)
+
+
 def query_layout(b, layout):
     """b's query rows in another memory layout a serving engine may pass: 'separate' contiguous
     q_nope / q_pe tensors, 'padded' views of a [T, H + 3, 640] buffer (token and head strides
