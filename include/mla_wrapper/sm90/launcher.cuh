@@ -75,7 +75,7 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
 // Paced KV loads. Where the grid is busy but each CTA's work is short (one work item of
 // kPacedMinTiles..kPacedMaxTiles tiles, at least kPacedMinItemsPct % of the CTAs
 // busy: mla_kernel.cuh) and num_heads <= MLAW_SM90_PACED_HEADS, the producer loads its tiles
-// in boxes of paced_box_rows() tokens instead of whole pages or tiles. A TMA unit spends a
+// in boxes of paced_box_rows_for() tokens instead of whole pages or tiles. A TMA unit spends a
 // while per box, so small boxes pace each SM's requests: when every SM asks for its Q and two
 // 72 KB tiles at once, the memory system answers everything late (H100 trace, H=16 B=16
 // L=4096: a tile arrives ~10200 clocks after its issue, a tile every ~6600 clocks); in 8-token
@@ -86,7 +86,7 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
 //   and B=64 L=1024, 1.05x MTP qo 4 (runs 9-13); 16-token boxes 0.96-0.99x of 8-token ones
 //   (run 18), so ~1.01-1.04x whole boxes;
 // - H200: 8-token boxes 0.84-0.92x unpaced loads, 16-token boxes 1.0-1.06x (run 17).
-// So the size follows the device (paced_box_rows): 8 on an H100, 0.970-0.987x the time of
+// So the size follows the device (paced_box_rows_for): 8 on an H100, 0.970-0.987x the time of
 // 16-token boxes on the paced rows there (logs/sm90_s22_2026-11-27 run 1), 16 on an H200.
 // Not everywhere: 8-token boxes on every tile ran long contexts 0.97x (the TMA unit bounds
 // the stream), every H=128 case 0.6-0.7x (16-token boxes: 0.92-0.94x), a B=1 CTA of 1-4 tiles
@@ -110,18 +110,21 @@ inline int dram_bytes_per_sm_clock(int bus_bits, int mem_khz, int sm_khz, int sm
   if (bus_bits <= 0 || mem_khz <= 0 || sm_khz <= 0 || sms <= 0) return 0;
   return std::max(1, int(bus_bits / 8.0 * mem_khz * 2.0 / (double(sms) * sm_khz) + 0.5));
 }
+// Whether a device whose DRAM gives `bytes` per SM clock (0: unknown) is as DRAM-scarce as an
+// H100: the paced boxes' size and the KV stream's L2 policy follow it.
+inline bool dram_scarce(int bytes) {
+  return bytes > 0 && bytes <= MLAW_SM90_PACED_ROWS8_MAX_BYTES;
+}
 // The paced boxes' tokens for a device whose DRAM gives `bytes` per SM clock (0: unknown).
 inline int paced_box_rows_for(int bytes) {
   if (MLAW_SM90_PACED_ROWS > 0) return MLAW_SM90_PACED_ROWS;
-  return bytes > 0 && bytes <= MLAW_SM90_PACED_ROWS8_MAX_BYTES ? 8 : 16;
+  return dram_scarce(bytes) ? 8 : 16;
 }
 // The KV stream's evict-normal head limit (mla_kernel.cuh kKvNormalMaxHeads) for a device whose
 // DRAM gives `bytes` per SM clock: kKvNormalMaxHeads on one as scarce as an H100's (<= 14),
 // else 0 (evict-first everywhere). H100, the four memory-bound rows: evict-normal 1.018-1.034x
 // (logs/sm90_s23_2026-11-27 run 5); H200: 0.88-0.97x (run 7).
-inline int kv_evict_normal_heads_for(int bytes) {
-  return bytes > 0 && bytes <= MLAW_SM90_PACED_ROWS8_MAX_BYTES ? kKvNormalMaxHeads : 0;
-}
+inline int kv_evict_normal_heads_for(int bytes) { return dram_scarce(bytes) ? kKvNormalMaxHeads : 0; }
 // dram_bytes_per_sm_clock of the current device (its attributes read once per device), 0 where
 // unknown.
 inline int device_dram_bytes_per_sm_clock() {
@@ -142,14 +145,14 @@ inline int device_dram_bytes_per_sm_clock() {
   }
   return v > 0 ? v : 0;
 }
-inline int paced_box_rows() { return paced_box_rows_for(device_dram_bytes_per_sm_clock()); }
 #ifndef MLAW_SM90_PACED_HEADS
 #define MLAW_SM90_PACED_HEADS 64
 #endif
-// The paced box rows of this run, 0 where no CTA is paced.
-inline int kv_paced_rows(const MlaRunArgs& a) {
+// The paced box rows of this run on a device whose DRAM gives `dram_bytes` per SM clock, 0
+// where no CTA is paced.
+inline int kv_paced_rows(const MlaRunArgs& a, int dram_bytes) {
   if (kPacedMaxTiles <= 0 || a.num_heads > MLAW_SM90_PACED_HEADS) return 0;
-  const int rows = paced_box_rows();
+  const int rows = paced_box_rows_for(dram_bytes);
   return tma_box_tokens(a.page_size) > rows ? rows : 0;
 }
 
@@ -194,15 +197,14 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   KvTensorMaps none;
   none.enabled = 0;
   none.paced_rows = 0;
-  none.evict_normal_max_heads =
-      std::is_same<Kv, PagedKv>::value ? kv_evict_normal_heads_for(device_dram_bytes_per_sm_clock())
-                                       : 0;
-  if (!MLAW_SM90_TMA || !std::is_same<Kv, PagedKv>::value || a.num_pages <= 0 ||
-      tma_box_tokens(a.page_size) == 0)
-    return none;
+  none.evict_normal_max_heads = 0;
+  if (!std::is_same<Kv, PagedKv>::value) return none;
+  const int dram_bytes = device_dram_bytes_per_sm_clock();
+  none.evict_normal_max_heads = kv_evict_normal_heads_for(dram_bytes);
+  if (!MLAW_SM90_TMA || a.num_pages <= 0 || tma_box_tokens(a.page_size) == 0) return none;
   const int64_t strides[4] = {a.ckv_stride_token, a.ckv_stride_page, a.kpe_stride_token,
                               a.kpe_stride_page};
-  const int paced = kv_paced_rows(a);
+  const int paced = kv_paced_rows(a, dram_bytes);
   const int whole = tma_box_tokens(a.page_size);
   // (whether there are paced maps is part of the key: page sizes stay below 2^16)
   return cached_maps<KvTensorMaps, 64>(
