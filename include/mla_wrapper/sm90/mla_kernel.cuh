@@ -191,6 +191,16 @@ namespace sm90 {
 #ifndef MLAW_SM90_TRACE
 #define MLAW_SM90_TRACE 0
 #endif
+// Load-path probe (-DMLAW_SM90_PROBE_NO_MATH=1, check_sm90_dev.py --ab-only; results are
+// wrong): the consumers release each stage as soon as its tile lands, with no score GEMM,
+// softmax or P V, so the run takes what the loads alone take. H200 (logs/sm90_s24_2026-11-27
+// run 6): H=128 1.51x (B=64 L=4096) to 1.75x (B=128 L=16384) faster than the kernel, so at
+// H=128 the math chain, not the memory system, sets the tile period; H=16 with long contexts
+// only 1.02-1.06x (the loads set it); B=1 H=128 L=1024 from a CUDA graph 8.7 us (12.0 with
+// the math).
+#ifndef MLAW_SM90_PROBE_NO_MATH
+#define MLAW_SM90_PROBE_NO_MATH 0
+#endif
 #if MLAW_SM90_TRACE
 constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 27;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
@@ -810,6 +820,10 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         MLAW_TRACE(seq, 1 + 7 * g);
         if (kRole == 1 && seq == 0) MLAW_SPAN(2, global_timer());
         fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
+#if MLAW_SM90_PROBE_NO_MATH  // probe (wrong results): the ring released as each tile lands
+        if (lane == 0) mbar_arrive(&empty[stage]);
+        continue;
+#endif
         const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
         float mx[2] = {-INFINITY, -INFINITY};
         if (scorer) {
