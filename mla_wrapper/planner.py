@@ -58,7 +58,11 @@ one cap a kv tile under the best max when the search would stop on the room left
 1-4 O(tiles) passes of ~1.5 ns per tile). The plan without cuts is used when it
 is within ``merge_launch`` of the plan with cuts (checked first against the lower bound, so
 a batch that already fills the GPU in balance costs one pass and is never split: e.g. B=128,
-H=16 or B=264, H=128 with equal lengths on 132 CTAs).
+H=16 or B=264, H=128 with equal lengths on 132 CTAs). With ``pair_merge`` (sm90: cluster pairs
+merge a tile's two pieces on chip), at most C / 2 equal tiles that the sweep cut into more
+pieces are instead cut in two halves (of >= 32 kv tiles) on CTAs 2k, 2k + 1 when that plan's
+max is within ``merge_launch`` of the cut plan's (no combine: e.g. B=64 H=16 L=16384 on 132 CTAs; the bound
+below holds, merge_launch included).
 
 Lockstep groups: when the row tiles come in groups of G >= 2 alike consecutive tiles of a
 request (all of a request's tiles when every request has the same G tiles of one length and

@@ -8,6 +8,7 @@ past them), the balance bound, and the planner's own statistics.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -528,6 +529,30 @@ def test_pair_merge_leaves_other_plans_alone():
         qo_indptr, kv_indptr, kv_len = make_batch(lens)
         d, _, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, False, num_ctas=C, cost=pair)
         assert not np.any(d.work_info[:, 4] <= -2), (len(lens), H, C)
+
+
+def test_pair_halves_replace_a_combine():
+    """pair_merge: about num_ctas / 2 equal requests that the sweep cuts into three pieces (and
+    the combine then merges) go in two halves on cluster pairs instead when that plan's max CTA
+    cost is within merge_launch of the cut plan's (H=16 B=64 L=16384 on 132 CTAs); not where
+    halves cost more (H=32 B=60), not for unequal requests, not for halves under 32 kv tiles
+    (B=48 L=1024), and not without pair_merge."""
+    sm90_like = CostModel(min_chunk_sqrt=4, pair_merge=True, min_chunk_div=16, fine_split_div=4)
+    qo_indptr, kv_indptr, kv_len = make_batch([16384] * 64)
+    d, r, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 16, False, cost=sm90_like)
+    assert r.num_merge_items == 0 and r.num_work_items == 128
+    assert np.all(d.work_info[:, 4] <= -2)
+    assert np.array_equal(d.cta_work_indptr[:129], np.arange(129))
+    w = d.work_info
+    assert np.all(w[0::2, 3] - w[0::2, 2] == 8192) and np.all(w[1::2, 3] - w[1::2, 2] == 8192)
+    no_pairs = dataclasses.replace(sm90_like, pair_merge=False)
+    _, r0, _ = run_and_check(qo_indptr, kv_indptr, kv_len, 16, False, cost=no_pairs)
+    assert r0.num_merge_items == 64 and r0.max_cta_cost < r.max_cta_cost <= (
+        r0.max_cta_cost + sm90_like.merge_launch)
+    for lens, H in (([16384] * 60, 32), ([16384] * 63 + [16000], 16), ([1024] * 48, 16)):
+        qo_indptr, kv_indptr, kv_len = make_batch(lens)
+        d, r, _ = run_and_check(qo_indptr, kv_indptr, kv_len, H, False, cost=sm90_like)
+        assert r.num_merge_items > 0 and not np.any(d.work_info[:, 4] <= -2), (len(lens), H)
 
 
 @pytest.mark.parametrize("lens,H,qo", [([4096], 128, 1), ([4096], 16, 1), ([8000, 300, 3000], 64, 1),

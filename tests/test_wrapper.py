@@ -379,6 +379,23 @@ def test_cluster_pair_merges(workspace, poison, dtype, heads, qo_len, page_size,
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+def test_cluster_pair_halves_replace_a_combine(workspace, poison, dtype):
+    """sm90: num_ctas / 2 - 2 requests of 16384 tokens at H=16, which the sweep alone cuts into
+    three pieces each (merged by the combine kernel), run in two halves on cluster pairs instead
+    (planner.h pair_halves_cap): every item a pair's half, no merge item, results checked. The
+    plan shape is asserted on 132-SM GPUs (H100 / H200 SXM), where the CPU planner test pins it."""
+    if "sm90" not in planned_backends():
+        pytest.skip("needs a Hopper GPU (the sm90 family)")
+    w = new_wrapper(workspace, backend="sm90")
+    B = _num_ctas() // 2 - 2
+    b = make_batch([16384] * B, 1, 16, 64, DTYPES[dtype], seed=24)
+    plan_run_check(w, b, False, poison)
+    if _num_ctas() == 132:
+        assert _pair_items(w, b, False) == B and w._impl.last_plan.num_merge_items == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 @pytest.mark.parametrize("heads,qo_len,page_size,lens", [
     (128, 1, 64, [4096]), (16, 1, 64, [4096]), (128, 2, 1, [4000]),
     (64, 1, 16, [8000, 300, 3000]), (16, 4, 32, [4000]), (128, 1, 64, [200])])

@@ -414,11 +414,38 @@ struct TileTotals {
   }
 };
 
+// Cluster pairs in place of a combine (cfg.pair_merge, real CTAs: `pairs_ok`): when at most
+// C / 2 equal tiles were cut into more pieces (the combine merges them after the attention
+// grid), each cut in two halves on CTAs 2k, 2k + 1 instead (pair_merges then merges them on
+// chip) if that plan's max CTA cost is within merge_launch of the cut plan's: the cap that
+// makes the sweep cut each tile at its middle kv tile. 0: no such plan.
+// H=16 B=64 L=16384 (three pieces a request on 131 CTAs and the combine, whose tail came 5.3 us
+// after the attention on an H200): 1.020x on an H200 and on an H100, H=64 1.003-1.010x
+// (logs/sm90_s24_2026-11-27 runs 2, 9, 10). Only for halves of at least kPairHalvesMinTiles kv
+// tiles: shorter tiles (H=16 B=48 L=1024) were not measured and keep the cut plan.
+constexpr int64_t kPairHalvesMinTiles = 32;
+inline int64_t pair_halves_cap(const PlannerConfig& cfg, const Tile* tiles, int32_t T, int32_t C,
+                               int64_t cut_max) {
+  if (!cfg.pair_merge || C % 2 != 0 || T < 1 || 2 * int64_t(T) > C) return 0;
+  const int64_t kv = cfg.kv_tile, m = cfg.min_chunk;
+  for (int32_t t = 1; t < T; ++t)
+    if (tiles[t].len != tiles[0].len || tiles[t].fixed != tiles[0].fixed ||
+        tiles[t].split != tiles[0].split)
+      return 0;
+  const int64_t len = tiles[0].len;
+  const int64_t first = (len + 2 * kv - 1) / (2 * kv) * kv;  // the middle kv tile, rounded up
+  if (first >= len || len - first < m || len - first < kPairHalvesMinTiles * kv) return 0;
+  const int64_t cap = int64_t(tiles[0].fixed) + tiles[0].split + first;
+  return cap <= cut_max + cfg.merge_launch_cost ? cap : 0;
+}
+
 // Chooses the cap (and whether to cut) for tiles[0, T) on C CTAs, then emits that plan
-// through e. Returns the emitting pass; *passes counts the sweeps.
+// through e. Returns the emitting pass; *passes counts the sweeps. pairs_ok: C are real CTAs
+// (not plan_lockstep's virtual ones), so pair_halves_cap applies.
 inline PassResult choose_and_emit(const PlannerConfig& cfg, const Tile* tiles,
                                   const int64_t* prefix, int32_t T, int32_t C,
-                                  const TileTotals& tt, Emitter& e, int64_t* passes) {
+                                  const TileTotals& tt, Emitter& e, int64_t* passes,
+                                  bool pairs_ok) {
   const int64_t m = cfg.min_chunk, kv = cfg.kv_tile;
   const int64_t f0 = cfg.fixed_cost, f1 = cfg.fixed_cost_per_row, s1 = cfg.split_cost_per_row;
   const int32_t R = cfg.rows_per_tile;
@@ -494,6 +521,10 @@ inline PassResult choose_and_emit(const PlannerConfig& cfg, const Tile* tiles,
           cap = ns_target;
         }
       }
+      if (use_split && pairs_ok) {
+        const int64_t pc = pair_halves_cap(cfg, tiles, T, C, s.max_load);
+        if (pc > 0 && pc != cap) cap = pc;
+      }
     }
   }
 
@@ -539,7 +570,8 @@ inline PassResult plan_lockstep(const PlannerConfig& cfg, const Tile* tiles, int
   ve.cta_indptr = vind_buf.data();
   ve.merge = vmerge_buf.data();
   ve.cta_indptr[0] = 0;
-  PassResult r = choose_and_emit(cfg, vtile_buf.data(), vprefix_buf.data(), Tv, Cv, vt, ve, passes);
+  PassResult r =
+      choose_and_emit(cfg, vtile_buf.data(), vprefix_buf.data(), Tv, Cv, vt, ve, passes, false);
   if (ve.overflow) {
     e.overflow = true;
     return r;
@@ -813,7 +845,7 @@ inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_in
                     : G_token >= 2 && C % G_token == 0 ? G_token : 0;
   const PassResult r = G >= 2
                            ? plan_lockstep(cfg, tiles, T, C, G, e, &passes)
-                           : choose_and_emit(cfg, tiles, prefix, T, C, tt, e, &passes);
+                           : choose_and_emit(cfg, tiles, prefix, T, C, tt, e, &passes, true);
   if (e.overflow)
     return fail("planner: internal error: plan exceeds the layout's capacities (work %d/%d, "
                 "merge %d/%d, slots %d/%d)",
