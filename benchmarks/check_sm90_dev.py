@@ -289,20 +289,19 @@ def print_trace(w, what):
         ("scorer S done -> pv-wg PV done", 2, 13, 0),
     ]
     print(f"trace {what}: median [p10, p90] clocks over CTAs 0-{ctas - 1}, tiles 2-{used - 3}")
-    for name, a, b, off in spans:
-        d = (t[:, sel.start + off:sel.stop + off, b] - t[:, sel, a]).ravel()
+    def show(name, d):
         print(f"  {name:48s} {int(np.median(d)):7d} [{int(np.percentile(d, 10)):7d}, "
               f"{int(np.percentile(d, 90)):7d}]")
+
+    for name, a, b, off in spans:
+        show(name, (t[:, sel.start + off:sel.stop + off, b] - t[:, sel, a]).ravel())
     # A stage's release (the later of the two warpgroups' P V done, tile i) to the producer
     # passing its wait for that stage (tile i + 2): the refill's wake-up delay.
     rel = np.maximum(t[:, sel, 6], t[:, sel, 13])
     stop = min(sel.stop + 2, t.shape[1])
-    d = (t[:, sel.start + 2:stop, 15] - rel[:, :stop - sel.start - 2]).ravel()
-    d2 = (t[:, sel, 13] - t[:, sel, 6]).ravel()
-    print(f"  {'release (later P V done) -> producer passes wait':48s} {int(np.median(d)):7d} "
-          f"[{int(np.percentile(d, 10)):7d}, {int(np.percentile(d, 90)):7d}]")
-    print(f"  {'pv-wg PV done - scorer PV done':48s} {int(np.median(d2)):7d} "
-          f"[{int(np.percentile(d2, 10)):7d}, {int(np.percentile(d2, 90)):7d}]")
+    show("release (later P V done) -> producer passes wait",
+         (t[:, sel.start + 2:stop, 15] - rel[:, :stop - sel.start - 2]).ravel())
+    show("pv-wg PV done - scorer PV done", (t[:, sel, 13] - t[:, sel, 6]).ravel())
 
 
 def peer_runs(h, batch, length, page, variant, ws):

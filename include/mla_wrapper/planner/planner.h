@@ -434,7 +434,7 @@ inline int64_t pair_halves_cap(const PlannerConfig& cfg, const Tile* tiles, int3
       return 0;
   const int64_t len = tiles[0].len;
   const int64_t first = (len + 2 * kv - 1) / (2 * kv) * kv;  // the middle kv tile, rounded up
-  if (first >= len || len - first < m || len - first < kPairHalvesMinTiles * kv) return 0;
+  if (len - first < m || len - first < kPairHalvesMinTiles * kv) return 0;
   const int64_t cap = int64_t(tiles[0].fixed) + tiles[0].split + first;
   return cap <= cut_max + cfg.merge_launch_cost ? cap : 0;
 }
@@ -523,7 +523,7 @@ inline PassResult choose_and_emit(const PlannerConfig& cfg, const Tile* tiles,
       }
       if (use_split && pairs_ok) {
         const int64_t pc = pair_halves_cap(cfg, tiles, T, C, s.max_load);
-        if (pc > 0 && pc != cap) cap = pc;
+        if (pc > 0) cap = pc;
       }
     }
   }
