@@ -48,21 +48,33 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 // contiguous) as a TMA map with boxes of 64 columns x box1 x 1 in the 128-byte swizzle of the
 // kernel's shared-memory tiles (mla_kernel.cuh). False where TMA cannot express it (alignment,
 // strides): the caller then leaves those loads to cp.async.
-inline bool encode_map_3d(CUtensorMap* map, const void* base, int cols, int dim1,
-                          int64_t stride1, int dim2, int64_t stride2, int box1) {
+// The general form: kRank dimensions, dims[0] = 64 columns contiguous, strides of dims 1.. in
+// elements (any order: a dimension may step inside another's row), box[0] = 64.
+template <int kRank>
+inline bool encode_map(CUtensorMap* map, const void* base, const int64_t (&dims)[kRank],
+                       const int64_t (&strides)[kRank - 1], const int (&box)[kRank]) {
   PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (encode == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0 || stride1 <= 0 ||
-      stride2 <= 0 || (stride1 * 2) % 16 != 0 || (stride2 * 2) % 16 != 0 ||
-      stride1 * 2 >= (int64_t(1) << 40) || stride2 * 2 >= (int64_t(1) << 40))
-    return false;
-  const cuuint64_t dims[3] = {cuuint64_t(cols), cuuint64_t(dim1), cuuint64_t(dim2)};
-  const cuuint64_t strides[2] = {cuuint64_t(stride1 * 2), cuuint64_t(stride2 * 2)};
-  const cuuint32_t box[3] = {cuuint32_t(kBlockCols), cuuint32_t(box1), 1};
-  const cuuint32_t elem_strides[3] = {1, 1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(base), dims, strides,
-                box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+  if (encode == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0) return false;
+  cuuint64_t d[kRank], st[kRank - 1];
+  cuuint32_t b[kRank], es[kRank];
+  for (int i = 0; i < kRank; ++i) {
+    d[i] = cuuint64_t(dims[i]);
+    b[i] = cuuint32_t(box[i]);
+    es[i] = 1;
+    if (i == 0) continue;
+    const int64_t bytes = strides[i - 1] * 2;
+    if (bytes <= 0 || bytes % 16 != 0 || bytes >= (int64_t(1) << 40)) return false;
+    st[i - 1] = cuuint64_t(bytes);
+  }
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, kRank, const_cast<void*>(base), d, st, b,
+                es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+inline bool encode_map_3d(CUtensorMap* map, const void* base, int cols, int dim1,
+                          int64_t stride1, int dim2, int64_t stride2, int box1) {
+  return encode_map<3>(map, base, {cols, dim1, dim2}, {stride1, stride2},
+                       {kBlockCols, box1, 1});
 }
 
 // One cache tensor [num_pages][page_size][cols]: boxes of 64 columns x box_rows tokens.
@@ -70,6 +82,20 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
                           int64_t stride_page, int page_size, int num_pages, int box_rows) {
   return encode_map_3d(map, base, cols, page_size, stride_token, num_pages, stride_page,
                        box_rows);
+}
+
+// ckv [num_pages][page_size][512] as 4-D (64 columns, tokens, 8 column blocks 64 elements
+// apart, pages): one box of 64 columns x 64 tokens x 8 blocks lands as the stage's first 8
+// swizzled 64 x 64 blocks (block-major, as the 8 boxes of encode_kv_map would), so a whole
+// tile's latent goes in one TMA instruction instead of 8 (KvTensorMaps::wide).
+#ifndef MLAW_SM90_WIDE_BOX
+#define MLAW_SM90_WIDE_BOX 1  // 0: 9 boxes a tile (A/B builds)
+#endif
+inline bool encode_kv_wide_map(CUtensorMap* map, const void* base, int64_t stride_token,
+                               int64_t stride_page, int page_size, int num_pages) {
+  return encode_map<4>(map, base, {kBlockCols, page_size, kHeadDimCkv / kBlockCols, num_pages},
+                       {stride_token, kBlockCols, stride_page},
+                       {kBlockCols, kKvTile, kHeadDimCkv / kBlockCols, 1});
 }
 
 // Paced KV loads. Where the grid is busy but each CTA's work is short (one work item of
@@ -198,6 +224,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   none.enabled = 0;
   none.paced_rows = 0;
   none.evict_normal_max_heads = 0;
+  none.wide = 0;
   if (!std::is_same<Kv, PagedKv>::value) return none;
   const int dram_bytes = device_dram_bytes_per_sm_clock();
   none.evict_normal_max_heads = kv_evict_normal_heads_for(dram_bytes);
@@ -217,6 +244,9 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
                           a.page_size, a.num_pages, whole) &&
             encode_kv_map(&m.kpe, a.kpe, kHeadDimKpe, a.kpe_stride_token, a.kpe_stride_page,
                           a.page_size, a.num_pages, whole);
+        m.wide = m.enabled && MLAW_SM90_WIDE_BOX && whole == kKvTile &&
+                 encode_kv_wide_map(&m.ckv_wide, a.ckv, a.ckv_stride_token, a.ckv_stride_page,
+                                    a.page_size, a.num_pages);
         if (m.enabled && paced > 0)
           m.enabled =
               encode_kv_map(&m.ckv_paced, a.ckv, kHeadDimCkv, a.ckv_stride_token,

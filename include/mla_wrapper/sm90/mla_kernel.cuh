@@ -6,10 +6,13 @@
 //     waits until the ring stage is free (mbarrier `empty`), then loads the tile into the
 //     128-byte-swizzled wgmma layout (L2 evict-first, or evict-normal where few heads make a
 //     long stream: kKvNormalMaxHeads):
-//     - a whole tile inside one page (page size a multiple of 64): one thread issues 9 TMA
-//       boxes of 64 tokens x 64 columns (tensor maps of ckv and kpe, launcher.cuh) with
-//       expect_tx on `full`; the other threads just arrive; 16- and 32-token pages: 9 boxes
-//       per page, each page's issued by its own warp's lane 0 (tma_box_tokens);
+//     - a whole tile inside one page (page size a multiple of 64): one thread issues 2 TMA
+//       boxes, the latent's 8 column blocks in one (64 tokens x 8 x 64 columns, the 4-D map
+//       ckv_wide) and the rope block (64 x 64), with expect_tx on `full`; the other threads
+//       just arrive (9 boxes of 64 x 64 where the 4-D map cannot be encoded: H200, same
+//       tensors, 0.97-0.985x the time of 9 boxes at H=128 B=64 L=4096; H100 0.97-1.0x at
+//       H=128, both neutral at H=16; logs/sm90_s25_2026-11-27); 16- and 32-token pages: 9
+//       boxes per page, each page's issued by its own warp's lane 0 (tma_box_tokens);
 //     - otherwise (pages tma_box_tokens leaves out, a request's last partial tile, the sparse
 //       gather mode):
 //       16-byte cp.async through the page table (8 threads per token; the next tile's page
@@ -297,7 +300,9 @@ struct KvTensorMaps {
   CUtensorMap kpe;
   CUtensorMap ckv_paced;  // the same tensors in boxes of paced_rows tokens (launcher.cuh)
   CUtensorMap kpe_paced;
+  CUtensorMap ckv_wide;  // ckv in one box of 8 column blocks per whole tile (launcher.cuh)
   int enabled;
+  int wide;  // ckv_wide encoded (pages that are multiples of 64): unpaced tiles take 2 boxes
   int paced_rows;  // tokens per box of a paced CTA's tiles (a CTA whose only item has
                    // kPacedMinTiles..kPacedMaxTiles tiles loads them through the paced maps);
                    // 0: no CTA is paced
@@ -477,6 +482,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           const CUtensorMap* ckv_map = paced ? &maps.ckv_paced : &maps.ckv;
           const CUtensorMap* kpe_map = paced ? &maps.kpe_paced : &maps.kpe;
           const int rows = paced ? maps.paced_rows : box;
+          if (maps.wide && !paced) {  // the latent's 8 blocks in one box, then the rope block
+            tma_load_4d(dst_stage, &maps.ckv_wide, &full[stage], 0, tile_off, 0, pg, policy);
+            tma_load_3d(dst_stage + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
+                        tile_off, pg, policy);
+          } else
           for (int r0 = 0; r0 < box; r0 += rows) {
             const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
 #pragma unroll
@@ -1126,7 +1136,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x < 128) {
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0 && maps.enabled) {
-      prefetch_tensor_map(&maps.ckv);
+      prefetch_tensor_map(maps.wide ? &maps.ckv_wide : &maps.ckv);
       prefetch_tensor_map(&maps.kpe);
     }
     produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);

@@ -243,6 +243,15 @@ __device__ __forceinline__ void tma_load_3d(uint32_t smem, const CUtensorMap* ma
       "l"(policy)
       : "memory");
 }
+__device__ __forceinline__ void tma_load_4d(uint32_t smem, const CUtensorMap* map, uint64_t* bar,
+                                            int c0, int c1, int c2, int c3, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".L2::cache_hint [%0], [%1, {%3, %4, %5, %6}], [%2], %7;" ::"r"(smem),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2),
+      "r"(c3), "l"(policy)
+      : "memory");
+}
 // Prefetch of the 128-byte line at `gmem` into L2.
 __device__ __forceinline__ void prefetch_line_l2(const void* gmem) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(gmem) : "memory");
