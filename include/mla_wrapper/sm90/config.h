@@ -15,7 +15,10 @@ constexpr int kHeadDimQk = kHeadDimCkv + kHeadDimKpe;  // 576
 constexpr int kRowsPerTile = 64;   // query rows (token, head) per CTA tile: the wgmma M
 constexpr int kKvTile = 64;        // KV tokens per stage
 constexpr int kPlanKvTile = 64;    // the planner's split granularity (a multiple of kKvTile)
-constexpr int kStages = 2;
+#ifndef MLAW_SM90_PROBE_STAGES3  // probe (wrong results): 3 KV stages, the first over the Q tile
+#define MLAW_SM90_PROBE_STAGES3 0
+#endif
+constexpr int kStages = MLAW_SM90_PROBE_STAGES3 ? 3 : 2;
 
 constexpr int kConsumerWarpgroups = 2;
 constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);  // warpgroup 0 = producer
@@ -62,7 +65,7 @@ constexpr int kPBytes = kRowsPerTile * kRowBytes;                // 8192: one co
 
 // Layout of dynamic shared memory (byte offsets).
 constexpr int kSmemQ = 0;
-constexpr int kSmemKv = kSmemQ + kQBytes;
+constexpr int kSmemKv = MLAW_SM90_PROBE_STAGES3 ? kSmemQ : kSmemQ + kQBytes;
 constexpr int kSmemP = kSmemKv + kStages * kKvStageBytes;
 constexpr int kSmemRedMax = kSmemP + kPBytes;                                 // [2][64] float
 constexpr int kSmemRedSum = kSmemRedMax + kConsumerWarpgroups * kRowsPerTile * 4;  // [2][64]

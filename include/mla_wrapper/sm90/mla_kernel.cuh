@@ -204,6 +204,19 @@ namespace sm90 {
 #ifndef MLAW_SM90_PROBE_NO_MATH
 #define MLAW_SM90_PROBE_NO_MATH 0
 #endif
+// Probes (wrong results) of what Q in registers would buy: -DMLAW_SM90_PROBE_QREG=1, the score
+// GEMM takes its A operand from four registers (wgmma RS) and reads only K from shared memory;
+// with -DMLAW_SM90_PROBE_STAGES3=1 (config.h) the KV ring has a third stage over the Q tile.
+// H200, H=128 B=64 L=4096 (logs/sm90_s25_2026-11-27 run 5): the score GEMM takes 1418 clocks
+// instead of 1450 (36 m64n64k16 at ~39 clocks each from registers or shared memory alike: the
+// tensor pipe at N = 64, not the shared-memory port, sets it), the tile period 3418-3425 instead
+// of 3477 with two stages or three, the A/B 0.99-1.02x on the H=128 rows (three stages and the
+// probe together 0.98-1.0x); three stages without the math load no faster than two (1.51x the
+// kernel at B=64 L=4096, as with two). So at H=128 the scorer's chain (S GEMM, softmax, P V),
+// not the ring's depth or Q's reads, sets the period.
+#ifndef MLAW_SM90_PROBE_QREG
+#define MLAW_SM90_PROBE_QREG 0
+#endif
 #if MLAW_SM90_TRACE
 constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 27;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
@@ -542,12 +555,29 @@ __device__ __forceinline__ void issue_scores(float (&s)[kScoreTokens / 2], uint3
   const uint64_t dk = make_desc(kv_stage + (kScorers > 1 ? g : 0) * kScoreTokens * kRowBytes, 16,
                                 1024);
   wgmma_fence();
+#if MLAW_SM90_PROBE_QREG  // probe (wrong results): A from 4 registers, K alone from shared memory
+  using MmaRS = std::conditional_t<std::is_same<T, __half>::value,
+                                   gmma::MMA_64x64x16_F32F16F16_RS<gmma::Major::K, gmma::Major::K>,
+                                   gmma::MMA_64x64x16_F32BF16BF16_RS<gmma::Major::K, gmma::Major::K>>;
+  uint32_t a[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) a[i] = 0x3c003c00u ^ (threadIdx.x + i);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[i])::"memory");
+#pragma unroll
+  for (int kk = 0; kk < kHeadDimQk / 16; ++kk) {
+    const uint64_t db = desc_add(dk, (kk / 4) * kKvBlockBytes + (kk % 4) * 32);
+    wgmma_rs<MmaRS>(a, db, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One);
+  }
+  (void)dq;
+#else
 #pragma unroll
   for (int kk = 0; kk < kHeadDimQk / 16; ++kk) {
     const uint64_t da = desc_add(dq, (kk / 4) * kQBlockBytes + (kk % 4) * 32);
     const uint64_t db = desc_add(dk, (kk / 4) * kKvBlockBytes + (kk % 4) * 32);
     wgmma<Mma>(da, db, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One);
   }
+#endif
   wgmma_commit();
 }
 

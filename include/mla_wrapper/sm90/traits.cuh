@@ -87,6 +87,18 @@ __device__ __forceinline__ void wgmma(uint64_t da, uint64_t db, float (&d)[N],
   wgmma_impl<Op>(da, db, d, scale, std::make_index_sequence<N>{});
 }
 
+// One wgmma with A from registers (4 per thread: the m64k16 fragment) and B from a descriptor.
+template <typename Op, int N, size_t... I>
+__device__ __forceinline__ void wgmma_rs_impl(const uint32_t (&a)[4], uint64_t db, float (&d)[N],
+                                              gmma::ScaleOut scale, std::index_sequence<I...>) {
+  Op::fma(a[0], a[1], a[2], a[3], db, d[I]..., scale);
+}
+template <typename Op, int N>
+__device__ __forceinline__ void wgmma_rs(const uint32_t (&a)[4], uint64_t db, float (&d)[N],
+                                         gmma::ScaleOut scale = gmma::ScaleOut::One) {
+  wgmma_rs_impl<Op>(a, db, d, scale, std::make_index_sequence<N>{});
+}
+
 template <int N>
 __device__ __forceinline__ void fence_operands(float (&d)[N]) {
 #pragma unroll
