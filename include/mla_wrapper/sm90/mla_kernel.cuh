@@ -77,7 +77,9 @@
 // Where one tile's time goes (clock64 trace, -DMLAW_SM90_TRACE=1 and check_sm90_dev.py --trace;
 // H200, H=128 B=64 L=4096, median clocks; logs/sm90_trace_h200_2026-11-23): before the lazy
 // rescale and the raw-score max, a tile took 3850: scores 1343 (36 x 32 = 1152 at the tensor
-// peak; with Q and K both from shared memory the GEMM needs the port's full 128 B/clock), mask +
+// peak; an m64n64k16 in fact costs the SM's tensor pipe ~38 clocks whether Q comes from shared
+// memory or registers and whether one or two warpgroups issue them, so the GEMM is pipe-bound,
+// not port-bound: probes, logs/sm90_s25_2026-11-27 runs 5 and 8), mask +
 // max 358, exp + P store 385 (32 ex2 per thread: 256 clocks of the SM's MUFU per tile), P V 1409
 // (1024 ideal; it included the O rescale, which ran on ~60% of tiles), loop + waits ~320. With
 // both changes: 3383 (scores 1362, max 221, exp 389, P V 1024). A 72 KB TMA tile reaches the
@@ -102,8 +104,8 @@
 // Where this schedule leaves speed (H200, 2026-11-23, TMA tiles, role instances, the planner's
 // lockstep groups, the lazy rescale, the two-half P hand-over and the staged 16-bit epilogue:
 // 0.98-1.08x FlashInfer fa3 at H=128, 0.73-0.93 of the copy ceiling at H=16; README, tag
-// `staged-epi`): the score GEMM reads Q and K from shared memory (4 KB per 32 clocks of MMA, at
-// the port's limit), the softmax does not overlap tensor work, and one warpgroup idles during
+// `staged-epi`): the score GEMM runs its N = 64 wgmmas at ~84% of the tensor pipe's peak
+// (above), the softmax does not overlap tensor work, and one warpgroup idles during
 // the scores (ncu with TMA: consumers wait on `full` < 1% of samples; ~14% at the non-scorer's
 // wait for the scores, ~15% at the P V wait before a stage is released). At H=16 the same
 // 64-row tile work paces the memory-bound case (trace at B=128 L=16384: the ring stays full,
