@@ -44,12 +44,11 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-// A 3-D tensor of 16-bit elements [dim2][dim1][cols] (strides in elements, innermost
-// contiguous) as a TMA map with boxes of 64 columns x box1 x 1 in the 128-byte swizzle of the
-// kernel's shared-memory tiles (mla_kernel.cuh). False where TMA cannot express it (alignment,
-// strides): the caller then leaves those loads to cp.async.
-// The general form: kRank dimensions, dims[0] = 64 columns contiguous, strides of dims 1.. in
-// elements (any order: a dimension may step inside another's row), box[0] = 64.
+// A tensor of 16-bit elements as a TMA map in the 128-byte swizzle of the kernel's shared-memory
+// tiles (mla_kernel.cuh): kRank dimensions, dims[0] = 64 contiguous columns, the strides of
+// dims 1.. in elements (in any order: a dimension may step inside another's row), box[0] = 64.
+// False where TMA cannot express it (alignment, strides): the caller then leaves those loads to
+// cp.async.
 template <int kRank>
 inline bool encode_map(CUtensorMap* map, const void* base, const int64_t (&dims)[kRank],
                        const int64_t (&strides)[kRank - 1], const int (&box)[kRank]) {
@@ -71,6 +70,7 @@ inline bool encode_map(CUtensorMap* map, const void* base, const int64_t (&dims)
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
+// [dim2][dim1][cols] with boxes of 64 columns x box1 x 1.
 inline bool encode_map_3d(CUtensorMap* map, const void* base, int cols, int dim1,
                           int64_t stride1, int dim2, int64_t stride2, int box1) {
   return encode_map<3>(map, base, {cols, dim1, dim2}, {stride1, stride2},
