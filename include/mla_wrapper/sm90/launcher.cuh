@@ -244,15 +244,15 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
                           a.page_size, a.num_pages, whole) &&
             encode_kv_map(&m.kpe, a.kpe, kHeadDimKpe, a.kpe_stride_token, a.kpe_stride_page,
                           a.page_size, a.num_pages, whole);
-        m.wide = m.enabled && MLAW_SM90_WIDE_BOX && whole == kKvTile &&
-                 encode_kv_wide_map(&m.ckv_wide, a.ckv, a.ckv_stride_token, a.ckv_stride_page,
-                                    a.page_size, a.num_pages);
         if (m.enabled && paced > 0)
           m.enabled =
               encode_kv_map(&m.ckv_paced, a.ckv, kHeadDimCkv, a.ckv_stride_token,
                             a.ckv_stride_page, a.page_size, a.num_pages, paced) &&
               encode_kv_map(&m.kpe_paced, a.kpe, kHeadDimKpe, a.kpe_stride_token,
                             a.kpe_stride_page, a.page_size, a.num_pages, paced);
+        m.wide = m.enabled && MLAW_SM90_WIDE_BOX && whole == kKvTile &&
+                 encode_kv_wide_map(&m.ckv_wide, a.ckv, a.ckv_stride_token, a.ckv_stride_page,
+                                    a.page_size, a.num_pages);
       });
 }
 

@@ -501,15 +501,16 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
             tma_load_4d(dst_stage, &maps.ckv_wide, &full[stage], 0, tile_off, 0, pg, policy);
             tma_load_3d(dst_stage + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
                         tile_off, pg, policy);
-          } else
-          for (int r0 = 0; r0 < box; r0 += rows) {
-            const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
+          } else {
+            for (int r0 = 0; r0 < box; r0 += rows) {
+              const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
 #pragma unroll
-            for (int b = 0; b < kColBlocks - 1; ++b)
-              tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &full[stage], b * kBlockCols,
+              for (int b = 0; b < kColBlocks - 1; ++b)
+                tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &full[stage], b * kBlockCols,
+                            tile_off + r0, pg, policy);
+              tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
                           tile_off + r0, pg, policy);
-            tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
-                        tile_off + r0, pg, policy);
+            }
           }
         } else {
           mbar_arrive(&full[stage]);
