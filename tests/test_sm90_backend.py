@@ -15,7 +15,8 @@ def test_spec_names_template_params_exports():
     assert (s.family, s.template, s.arch) == ("sm90", "sm90_mla.cu.jinja", "sm_90a")
     assert s.params == (("dtype", "bf16"),)
     assert s.exports == (Export("mlaw_sm90_mla_run", ("ptr", "ptr", "stream")),
-                         Export("mlaw_sm90_mla_config", ("ptr",)))
+                         Export("mlaw_sm90_mla_config", ("ptr",)),
+                         Export("mlaw_sm90_kv_maps", ("ptr", "ptr")))
     assert s.header_dirs == ("common", "merge", "sm80", "sm90") and s.use_cutlass
     assert sm90.spec("fp16", "9.0a").name == "sm90_fp16_sm_90a"
     assert sm90.spec("torch.bfloat16", "sm_90a", device=0) == s     # torch dtype names; device ignored

@@ -133,6 +133,28 @@ def test_paced_kv_loads(workspace, poison, page_size, heads, qo_len, planned_bac
     plan_run_check(new_wrapper(workspace, backend=planned_backend), b, qo_len > 1, poison)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("page_size,fused,tma,wide", [
+    (64, True, 1, 1), (64, False, 1, 1), (128, False, 1, 1), (256, True, 1, 1),
+    (32, True, 1, 0), (16, False, 1, 0), (8, True, 0, 0), (1, False, 0, 0), (100, True, 0, 0)])
+def test_sm90_kv_maps_are_taken(workspace, poison, page_size, fused, tma, wide):
+    """The TMA maps the sm90 launcher makes for the caches a serving engine passes (fused
+    [pages][page][576] or separate ckv / kpe tensors): whole tiles go by TMA where a page holds
+    whole boxes (multiples of 64 tokens, or 16 / 32), and a tile's latent goes as one 4-D box
+    (the wide map) where pages hold whole 64-token tiles. A map that fails to encode falls back
+    to slower loads with correct results, so only this query sees it."""
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the sm90 family runs on Hopper only")
+    from mla_wrapper.backends import sm90
+
+    b = make_batch(RAGGED, 1, 128, page_size, torch.bfloat16, fused_cache=fused, seed=page_size)
+    w = new_wrapper(workspace, backend="sm90")
+    plan_run_check(w, b, False, poison)  # (run() packs the run arguments the query reads)
+    maps = sm90.kv_maps(w._impl.module, w._impl.args_ptr)
+    assert (maps["enabled"], maps["wide"]) == (tma, wide), maps
+    assert maps["paced_rows"] == 0, maps  # (H=128 is never paced)
+
+
 # Late score outliers: (position in the request as a fraction of kv_len, factor); each planted
 # key raises one head's row max by ~50-100 log2 units, far past the sm90 kernel's lazy-rescale
 # slack (8), at a position that falls inside a work item's later tiles in these plans.

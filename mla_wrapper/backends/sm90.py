@@ -14,7 +14,9 @@ KV_TILE tokens, CTAS_PER_SM persistent CTAs per SM, a fixed combine grid (CUDA-g
 """
 from __future__ import annotations
 
-from ..jit.spec import KernelSpec
+import ctypes
+
+from ..jit.spec import Export, KernelSpec
 from .planned import DTYPE_NAMES, DTYPES, HEAD_DIM_CKV, HEAD_DIM_KPE, FamilyABI  # noqa: F401
 
 ROWS_PER_TILE = 64        # query rows (token, head) per CTA tile (one wgmma M=64 warpgroup tile)
@@ -28,6 +30,9 @@ ARCH = "sm_90a"           # wgmma / setmaxnreg need the arch-specific target
 _ABI = FamilyABI("sm90", MAX_HEADS)
 RUN_EXPORT = _ABI.run_export          # "mlaw_sm90_mla_run"
 dtype_name, why_not, supports, launch, kernel_config = _ABI.interface()
+KV_MAPS_EXPORT = "mlaw_sm90_kv_maps"  # the paged cache's TMA maps for given run arguments
+KV_MAPS_KEYS = ("enabled", "wide", "paced_rows", "evict_normal_max_heads")
+EXPORTS = _ABI.exports + (Export(KV_MAPS_EXPORT, ("ptr", "ptr")),)
 
 
 def spec(dtype, arch: str, device=None) -> KernelSpec:
@@ -41,8 +46,18 @@ def spec(dtype, arch: str, device=None) -> KernelSpec:
     if normalized != ARCH:
         raise ValueError(f"sm90 MLA: arch must be {ARCH} (Hopper, wgmma), got {arch!r}")
     return KernelSpec(family="sm90", template="sm90_mla.cu.jinja", arch=ARCH,
-                      params=(("dtype", dtype_name(dtype)),), exports=_ABI.exports,
+                      params=(("dtype", dtype_name(dtype)),), exports=EXPORTS,
                       header_dirs=("common", "merge", "sm80", "sm90"), use_cutlass=True)
+
+
+def kv_maps(module, run_args_ptr: int) -> dict[str, int]:
+    """The TMA maps the launcher makes for the MlaRunArgs struct at host address
+    ``run_args_ptr`` (as run() last packed it): whether whole tiles go by TMA ('enabled'),
+    whether a tile's latent goes as one 4-D box ('wide'), the paced box tokens and the KV
+    stream's evict-normal head limit. Host only (no launch); needs the CUDA driver."""
+    buf = (ctypes.c_int32 * len(KV_MAPS_KEYS))()
+    module.call(KV_MAPS_EXPORT, run_args_ptr, ctypes.addressof(buf))
+    return dict(zip(KV_MAPS_KEYS, buf))
 
 
 def planner_cost():
