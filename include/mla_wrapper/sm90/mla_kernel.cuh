@@ -135,6 +135,14 @@
 // two score accumulators and 6 of Q's 9 column blocks in registers, two P V warpgroups loading
 // their own V halves of 32-token tiles into a 4-stage ring): 0.59-0.81x, the ring paced by the
 // loads on the P V path; and 1-2 of Q's column blocks in this scorer's registers: 0.94-0.98x.
+// Also measured (logs/sm90_s26_2026-11-27): that overlap built, with Q in a scorer warpgroup's
+// registers (192), two P V warpgroups owning O's columns 248 / 264 (152 / 160 registers: ptxas
+// places a warpgroup's first accumulator at R24, so 256 / 256 needs 160 + 160 and leaves the
+// scorer too few), P_i in tile i's dead rope block and three 72 KB stages: correct, but
+// 0.79-0.91x this kernel at H=128 (H100 and H200). Its tile takes the same ~3480 clocks: with
+// three stages a tile takes ~5300 clocks from TMA issue to use, with two ~3600, i.e. an SM
+// takes in ~21 bytes a clock while the math runs either way (~32 with no math), so the KV
+// stream, not the scorer's chain, paces H=128; at the 700 W cap it also ran at a lower clock.
 // A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
 // whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
 // Also measured (logs/sm90_gather_h200_2026-11-23): the gather mode through one TMA box per
