@@ -72,11 +72,13 @@ class _FakeModule:
             return lambda *args: (self.calls.append((name, args)), self.status)[1]
         raise AttributeError(name)
 
-    def call(self, name, ptr):
+    def call(self, name, *ptrs):
+        """Fills the out buffer (the last argument) with 1, 2, ...: 8 config values, 4 map facts."""
         import ctypes
 
-        (ctypes.c_int32 * 8).from_address(ptr)[:] = list(range(1, 9))
-        self.calls.append((name, (ptr,)))
+        n = 4 if name == "mlaw_sm90_kv_maps" else 8
+        (ctypes.c_int32 * n).from_address(ptrs[-1])[:] = list(range(1, n + 1))
+        self.calls.append((name, ptrs))
 
     def error(self, name, status):
         return RuntimeError(f"{name} failed: {status}")
@@ -91,6 +93,14 @@ def test_launch_and_kernel_config_call_the_family_exports():
     assert list(cfg) == list(planned.CONFIG_KEYS) and list(cfg.values()) == list(range(1, 9))
     with pytest.raises(RuntimeError, match="mlaw_sm90_mla_run failed: 7"):
         sm90.launch(_FakeModule(status=7), 1, 2, 3)
+
+
+def test_kv_maps_calls_its_export_with_the_run_args():
+    mod = _FakeModule()
+    maps = sm90.kv_maps(mod, 1234)
+    name, (args_ptr, _out) = mod.calls[-1]
+    assert (name, args_ptr) == ("mlaw_sm90_kv_maps", 1234)
+    assert maps == {"enabled": 1, "wide": 2, "paced_rows": 3, "evict_normal_max_heads": 4}
 
 
 def test_warmup_counts_an_unnameable_spec_as_to_build():
