@@ -5,6 +5,7 @@ the GPU idle (what it pays per step). FlashInfer's wrapper is measured side by s
     python benchmarks/bench_host.py
     python benchmarks/bench_host.py --torch-op   # run() directly vs through torch.ops.mla_wrapper.run
     python benchmarks/bench_host.py --backend sm90   # our sm90 family next to FlashInfer's fa3
+    python benchmarks/bench_host.py --breakdown --backend sm90   # where run()'s host time goes
 """
 from __future__ import annotations
 
@@ -80,14 +81,14 @@ def profile(B=128, H=128):
         pstats.Stats(pr).sort_stats("tottime").print_stats(12)
 
 
-def breakdown():
+def breakdown(backend_name="sm80"):
     """run() host time split into: the whole call, the backend part (no checks), and the bare
     launcher call through ctypes (GPU busy), for a plan with and without split requests."""
     dev = torch.device("cuda")
     ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
     for B, H in ((128, 128), (32, 128), (1, 16)):
         c = make_case(H, B, 1024, 64, 1, dev, seed=B)
-        w = BatchMLAPagedAttentionWrapper(ws, backend="sm80")
+        w = BatchMLAPagedAttentionWrapper(ws, backend=backend_name)
         w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
                SM_SCALE, torch.bfloat16, torch.bfloat16)
         out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
@@ -153,9 +154,9 @@ def main():
         return torch_op_cost()
     if "--profile" in sys.argv:
         return profile()
-    if "--breakdown" in sys.argv:
-        return breakdown()
     ours = sys.argv[sys.argv.index("--backend") + 1] if "--backend" in sys.argv else "sm80"
+    if "--breakdown" in sys.argv:
+        return breakdown(ours)
     peer = "fa3" if ours == "sm90" else "fa2"
     dev = torch.device("cuda")
     ctx = device_context()
