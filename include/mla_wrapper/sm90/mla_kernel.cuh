@@ -158,6 +158,10 @@
 // clocks); the ring then waits on loads, and the extra code slowed B=1 by cold instruction
 // fetch. Loads issued only after the score GEMM (to keep their writes out of its way):
 // 0.69-0.96x, a load needs the whole tile period.
+// And on mma.sync over the 16 rows only (logs/sm90_s27_2026-11-27, narrow_mma_sync.patch; a
+// warp per column quarter and 32 tokens, partial scores exchanged, P V per column block,
+// correct): 1.00-1.02x on the H=16 memory and middle rows of an H200, B=1 0.97x. There the
+// loads bound the time: this kernel's load-only probe is only 1.02-1.12x faster on those rows.
 // Also measured (H100, logs/sm90_s17_h100_2026-11-26): each stage's `full` in two parts
 // (column blocks 0-3, then 4-8, the scorer waiting for the second between its wgmmas): the
 // score GEMM ~120 clocks longer; 0.94x the time at H=128 B=128 L=16384 in do_bench's bursts
