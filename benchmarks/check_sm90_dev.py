@@ -413,6 +413,8 @@ AB_CASES = {  # (H, B, L)
     "split": ((128, 1, 1024), (16, 1, 1024), (128, 1, 4096), (16, 1, 4096), (16, 16, 4096),
               (16, 64, 4096), (128, 16, 4096)),  # cases the planner splits (the combine runs)
     "h128": ((128, 64, 4096), (128, 128, 4096), (128, 32, 4096, 2), (128, 16, 4096)),
+    # the grid's four compute-bound rows (one or two whole requests per CTA, no cuts)
+    "compute": ((128, 128, 16384), (128, 128, 4096), (128, 64, 16384), (128, 64, 4096)),
     # batches the sm90 planner cuts into cluster pairs (every tile in two, one per CTA), and
     # cases it plans without pairs (for a library built before pairs: 'lib:' variants)
     "pairs": ((16, 64, 1024), (16, 64, 4096), (32, 64, 4096), (64, 64, 4096), (16, 64, 4096, 2),
