@@ -231,6 +231,15 @@ namespace sm90 {
 #ifndef MLAW_SM90_PROBE_QREG
 #define MLAW_SM90_PROBE_QREG 0
 #endif
+// Probes (wrong results) of where the in-kernel load latency comes from (session 27): the
+// consumers skip their P V GEMMs (-DMLAW_SM90_PROBE_NO_PV=1) or the score GEMM
+// (-DMLAW_SM90_PROBE_NO_S=1, zero scores); trace builds then time a tile from TMA issue to use.
+#ifndef MLAW_SM90_PROBE_NO_PV
+#define MLAW_SM90_PROBE_NO_PV 0
+#endif
+#ifndef MLAW_SM90_PROBE_NO_S
+#define MLAW_SM90_PROBE_NO_S 0
+#endif
 #if MLAW_SM90_TRACE
 constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 27;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
@@ -883,7 +892,12 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         float mx[2] = {-INFINITY, -INFINITY};
         if (scorer) {
           fence_operands(s);
-          issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
+          if (!MLAW_SM90_PROBE_NO_S) {
+            issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
+          } else {
+#pragma unroll
+            for (int i = 0; i < kScoreTokens / 2; ++i) s[i] = 0.f;
+          }
           // Gather mode: lane l's slot ids of this scorer's tokens l and l + 32 were looked up
           // three tiles ahead (the L2 prefetch below needs tile it + 2's, and a read of the index
           // list can come from DRAM); a ballot then gives the whole warp the tile's 64-bit
@@ -1035,8 +1049,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
             }
           }
           fence_operands(o);
-          issue_pv<T, h * kKvTile / 16 / kHalves, (h + 1) * kKvTile / 16 / kHalves>(
-              o, p_smem, kv_smem + stage * kKvStageBytes, g);
+          if (!MLAW_SM90_PROBE_NO_PV)
+            issue_pv<T, h * kKvTile / 16 / kHalves, (h + 1) * kKvTile / 16 / kHalves>(
+                o, p_smem, kv_smem + stage * kKvStageBytes, g);
         };
         half(std::integral_constant<int, 0>{});
         if constexpr (kHalves == 2) half(std::integral_constant<int, 1>{});
