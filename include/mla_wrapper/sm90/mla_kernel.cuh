@@ -143,6 +143,12 @@
 // three stages a tile takes ~5300 clocks from TMA issue to use, with two ~3600, i.e. an SM
 // takes in ~21 bytes a clock while the math runs either way (~32 with no math), so the KV
 // stream, not the scorer's chain, paces H=128; at the 700 W cap it also ran at a lower clock.
+// Corrected in session 27 (logs/sm90_s27_2026-11-27 run 16): "issue -> use" is one period plus
+// the ~155-clock wait on a tile that has already landed, not a load latency. With the P V or the
+// score GEMM probed away (MLAW_SM90_PROBE_NO_PV / _NO_S) the period falls to 2567 / 2315 clocks
+// with the same wait, so this kernel is bound by its chain, with ~700-900 clocks of load slack
+// a tile; its tile alone lands ~2700 clocks after issue, and wgmma beside the loads does not
+// slow an SM's intake (standalone probes, runs 13-15).
 // A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
 // whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
 // Also measured (logs/sm90_gather_h200_2026-11-23): the gather mode through one TMA box per
