@@ -149,6 +149,11 @@
 // with the same wait, so this kernel is bound by its chain, with ~700-900 clocks of load slack
 // a tile; its tile alone lands ~2700 clocks after issue, and wgmma beside the loads does not
 // slow an SM's intake (standalone probes, runs 13-15).
+// But at H=128 (and at H=16 with long contexts) every kernel here runs throttled at the 700 W
+// cap, so its time is its energy per call, not its clocks per tile (logs/sm90_s28_2026-11-27:
+// a build with early scores and half-stage releases, 3.5% fewer clocks a tile, ran at a lower
+// clock for the same time). A call's energy at H=128 B=64 L=4096: score GEMM 30%, P V 24%, loads
+// and the rest 45%; Q from registers would save 1.8%, one delivery per lockstep pair <= ~3%.
 // A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
 // whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
 // Also measured (logs/sm90_gather_h200_2026-11-23): the gather mode through one TMA box per
