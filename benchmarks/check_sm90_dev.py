@@ -99,6 +99,7 @@ def main():
     ap.add_argument("--power", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="sustained runs of sm90 (and the variant) and fi_fa3 under nvidia-smi "
                     "sampling: time per call, SM clock, power, throttle reasons")
+    ap.add_argument("--tag", default="", help="tag of the rows --power records (power.jsonl)")
     ap.add_argument("--ab-only", action="store_true",
                     help="skip the checks: only the A/B timing (a variant that is wrong on purpose)")
     ap.add_argument("--ab-cases", choices=sorted(AB_CASES), default="grid",
@@ -111,7 +112,7 @@ def main():
         timeline(*args.timeline, args.page, args.variant, ws)
         return
     if args.power:
-        power(*args.power, args.page, args.variant, ws)
+        power(*args.power, args.page, args.variant, ws, args.tag)
         return
     if args.profile or args.trace or args.spans:
         h, batch, length = args.profile or args.trace or args.spans
@@ -372,15 +373,24 @@ def timeline(h, batch, length, page, variant, ws, replays=50):
             print(f"    {len(v):4d} x {v[len(v) // 2]:7.1f} us  {k[:110]}", flush=True)
 
 
-def power(h, batch, length, page, variant, ws, seconds=4.0):
+def power(h, batch, length, page, variant, ws, tag="", seconds=4.0):
     """Run each kernel (sm90, the variant if any, FlashInfer fa3) back to back for `seconds`
     while nvidia-smi samples every 50 ms; print the time per call with the median SM clock, power
-    and the throttle reasons seen (a kernel's speed at the clock its own power draw allows)."""
+    and the throttle reasons seen (a kernel's speed at the clock its own power draw allows); the
+    second round's figures also go to power.jsonl under `tag`."""
     import subprocess
     import time
 
-    # Each kernel twice, in turn: the second round is the one that counts.
-    for name, fn in peer_runs(h, batch, length, page, variant, ws) * 2:
+    from harness import ResultWriter, device_context
+
+    ctx = device_context()
+    ctx["driver"] = subprocess.run(
+        ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+        capture_output=True, text=True).stdout.strip()
+    out = ResultWriter("power", ctx)  # (benchmarks/results/power.jsonl, or $MLA_WRAPPER_RESULTS_DIR)
+    runs = peer_runs(h, batch, length, page, variant, ws)
+    # Each kernel twice, in turn: the second round is the one that counts (and is recorded).
+    for i, (name, fn) in enumerate(runs * 2):
         fn()
         torch.cuda.synchronize()
         smi = subprocess.Popen(
@@ -405,6 +415,16 @@ def power(h, batch, length, page, variant, ws, seconds=4.0):
         print(f"power {name:13s} H={h} B={batch} L={length}: {elapsed / calls * 1e6:8.1f} us/call, "
               f"SM clock {clk[len(clk) // 2]:.0f} MHz [{clk[0]:.0f}, {clk[-1]:.0f}], "
               f"power {pw[len(pw) // 2]:.0f} W, throttle reasons {reasons}", flush=True)
+        if i >= len(runs):
+            out.write({
+                "heads": h, "batch": batch, "kv_len": length, "page_size": page,
+                "method": "check_sm90_dev.py --power: 4 s back to back (no L2 flush), nvidia-smi "
+                          "every 50 ms, second round",
+                "tag": tag, "backend": f"sm90 {variant}" if name == "sm90 variant" else name,
+                "us_per_call": round(elapsed / calls * 1e6, 1),
+                "sm_clock_mhz_median": int(clk[len(clk) // 2]),
+                "sm_clock_mhz_range": [int(clk[0]), int(clk[-1])],
+                "power_w_median": int(pw[len(pw) // 2]), "throttle_reasons": reasons})
 
 
 AB_CASES = {  # (H, B, L)
