@@ -16,7 +16,8 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
       kernel planned by another build of the planner library)
     python benchmarks/check_sm90_dev.py --power H B L [--variant ...]  # each kernel (sm90, the
       variant, fi_fa3) back to back for a few seconds while nvidia-smi samples the SM clock, power
-      and throttle reasons: time per call next to the clock it ran at
+      and throttle reasons: time per call next to the clock it ran at (the second round's rows
+      go to power.jsonl, tagged with --tag)
 """
 from __future__ import annotations
 
