@@ -74,120 +74,24 @@
 // The two consumer roles run separate copies of the tile loop (consume's `tiles`, kRole), so
 // ptxas schedules each role's wgmma pipeline on its own (1.055x at H=128 over one run-time-
 // branching loop); an item's prologue and epilogue are one copy for both (see consume).
-// Where one tile's time goes (clock64 trace, -DMLAW_SM90_TRACE=1 and check_sm90_dev.py --trace;
-// H200, H=128 B=64 L=4096, median clocks; logs/sm90_trace_h200_2026-11-23): before the lazy
-// rescale and the raw-score max, a tile took 3850: scores 1343 (36 x 32 = 1152 at the tensor
-// peak; an m64n64k16 in fact costs the SM's tensor pipe ~38 clocks whether Q comes from shared
-// memory or registers and whether one or two warpgroups issue them, so the GEMM is pipe-bound,
-// not port-bound: probes, logs/sm90_s25_2026-11-27 runs 5 and 8), mask +
-// max 358, exp + P store 385 (32 ex2 per thread: 256 clocks of the SM's MUFU per tile), P V 1409
-// (1024 ideal; it included the O rescale, which ran on ~60% of tiles), loop + waits ~320. With
-// both changes: 3383 (scores 1362, max 221, exp 389, P V 1024). A 72 KB TMA tile reaches the
-// consumers ~1700-2200 clocks after it is issued (when they wait for it), so a stage must be
-// free well over half a tile period before it is needed: consistent with every schedule here
-// that held a stage longer (S_{i+1} early, a lagging P V, the seesaws) exposing the loads.
-// At B=1 (a few CTAs, each two tiles) the same trace shows a CTA's bytes, not its math, setting
-// the time (logs/sm90_latency_h200_2026-11-23): Q (72 KB at H=128) lands ~7800 clocks after it
-// is requested next to the first tiles, and the 64 KB of 16-bit output take ~1800 clocks to
-// leave (~20-35 bytes per clock per SM either way); holding the second tile back until the first
-// landed did not move Q (not kept). H100, H=128 B=1 L=1024 (logs/sm90_s15_h100_2026-11-25): a
-// CTA's 216 KB (Q, two tiles) land ~12400 clocks after its Q load starts (~17 bytes a clock),
-// the tiles take ~3300 clocks each, the epilogue ~4000 (64 KB of stores ~2200 of them), and the
-// combine ends ~2.9 us after the attention grid; the producer's second tile goes out ~2400
-// clocks after its first (its page id queues behind the first tiles' bytes), but loading both
-// ids first delayed the first tile instead (not kept).
-// Also measured (logs/sm90_lagpv_h200_2026-11-23): the other warpgroup's P_i V one tile late,
-// under the scorer's softmax of tile i+1 (the scorer's own P V from registers, stages loaded and
-// released in two parts, the late part read last by the next score GEMM): correct, but 0.87-0.98x
-// this schedule: the late part of a stage is refilled ~1000 clocks before it is needed, under
-// a ~1800-clock load, and the single P tile makes the scorer wait for the late P V.
-// Where this schedule leaves speed (H200, 2026-11-23, TMA tiles, role instances, the planner's
-// lockstep groups, the lazy rescale, the two-half P hand-over and the staged 16-bit epilogue:
-// 0.98-1.08x FlashInfer fa3 at H=128, 0.73-0.93 of the copy ceiling at H=16; README, tag
-// `staged-epi`): the score GEMM runs its N = 64 wgmmas at ~84% of the tensor pipe's peak
-// (above), the softmax does not overlap tensor work, and one warpgroup idles during
-// the scores (ncu with TMA: consumers wait on `full` < 1% of samples; ~14% at the non-scorer's
-// wait for the scores, ~15% at the P V wait before a stage is released). At H=16 the same
-// 64-row tile work paces the memory-bound case (trace at B=128 L=16384: the ring stays full,
-// the producer waits on `empty` ~1800 clocks a tile; logs/sm90_latency_h200_2026-11-23): a
-// small-head variant with the tokens in wgmma's M (S^T = K Q^T at N = 16 rows, O^T = V^T P^T)
-// would do a quarter of the tensor work there.
-// TMA boxes instead of the cp.async gather for whole tiles: 1.07-1.19x at H=128 / H=16 with
-// long contexts (logs/sm90_tma_h200_2026-11-23). The second seesaw below with the same TMA
-// producer: 0.90-0.97x this schedule (same logs), no longer load-bound but still behind.
-// Tried and measured (H200, 2026-11-23; patch and ncu in
-// benchmarks/results/logs/sm90_seesaw_h200_2026-11-23): FlashMLA's "seesaw" on this ring (each
-// consumer scores alternate tiles, shared running max, own P V from registers (wgmma RS), the
-// other's P through the tile's dead rope block, per-column-block `full` barriers, per-half
-// `empty` barriers). Correct (234 GPU tests), but 2.2x slower than this schedule: 40% of the
-// warp stall samples wait for the other consumer's P. With two 64-token stages a consumer's
-// next own tile goes into the stage it has just freed, so a load latency and a score GEMM sit
-// on the alternating max chain every tile; the schedule needs a deeper KV ring (smaller tiles
-// cost the score GEMM its shared-memory bandwidth) or TMA loads issued per freed block.
-// Also tried (same day): the scorer issuing S_{i+1} right after P_i V so both GEMMs share the
-// tensor cores: 0.78-0.90x this schedule (logs/sm90_seesaw_h200_2026-11-23/ab_early_scores.log):
-// a shorter tile leaves the load of tile i+2 exposed. Both results point at bytes in flight
-// (two 72 KB stages), not the tensor pipe, as what bounds this kernel now.
-// A second seesaw (logs/sm90_seesaw2_h200_2026-11-23/README.md) found the cp.async gather on
-// that path: per-block address math made both seesaws producer-bound, and without it a seesaw
-// still waits a load latency per tile pair (best: 0.82x this schedule); it needs TMA boxes.
-// Also measured (logs/sm90_pipe_h200_2026-11-23): fixed roles without a producer (a scorer with
-// two score accumulators and 6 of Q's 9 column blocks in registers, two P V warpgroups loading
-// their own V halves of 32-token tiles into a 4-stage ring): 0.59-0.81x, the ring paced by the
-// loads on the P V path; and 1-2 of Q's column blocks in this scorer's registers: 0.94-0.98x.
-// Also measured (logs/sm90_s26_2026-11-27): that overlap built, with Q in a scorer warpgroup's
-// registers (192), two P V warpgroups owning O's columns 248 / 264 (152 / 160 registers: ptxas
-// places a warpgroup's first accumulator at R24, so 256 / 256 needs 160 + 160 and leaves the
-// scorer too few), P_i in tile i's dead rope block and three 72 KB stages: correct, but
-// 0.79-0.91x this kernel at H=128 (H100 and H200). Its tile takes the same ~3480 clocks: with
-// three stages a tile takes ~5300 clocks from TMA issue to use, with two ~3600, i.e. an SM
-// takes in ~21 bytes a clock while the math runs either way (~32 with no math), so the KV
-// stream, not the scorer's chain, paces H=128; at the 700 W cap it also ran at a lower clock.
-// Corrected in session 27 (logs/sm90_s27_2026-11-27 run 16): "issue -> use" is one period plus
-// the ~155-clock wait on a tile that has already landed, not a load latency. With the P V or the
-// score GEMM probed away (MLAW_SM90_PROBE_NO_PV / _NO_S) the period falls to 2567 / 2315 clocks
-// with the same wait, so this kernel is bound by its chain, with ~700-900 clocks of load slack
-// a tile; its tile alone lands ~2700 clocks after issue, and wgmma beside the loads does not
-// slow an SM's intake (standalone probes, runs 13-15).
-// But at H=128 (and at H=16 with long contexts) every kernel here runs throttled at the 700 W
-// cap, so its time is its energy per call, not its clocks per tile (logs/sm90_s28_2026-11-27:
-// a build with early scores and half-stage releases, 3.5% fewer clocks a tile, ran at a lower
-// clock for the same time). A call's energy at H=128 B=64 L=4096: score GEMM 30%, P V 24%, loads
-// and the rest 45%; Q from registers would save 1.8%, one delivery per lockstep pair <= ~3%.
+// What bounds it (sm90_history.md and the logs name each run; H200, H=128 B=64 L=4096):
+// - Clock by clock, its chain: a tile takes ~3420-3480 clocks (score GEMM ~1360-1450, 36
+//   m64n64k16 at ~38 clocks each, the tensor pipe's rate at N = 64 wherever Q comes from;
+//   softmax ~540; P V ~1030; loop and waits ~430), and its tile has landed ~700-900 clocks
+//   before the scorer needs it (session 27).
+// - At H=128 (and at H=16 with long contexts) every kernel here runs throttled at the 700 W cap,
+//   so the time is the energy of a call, not its clocks: score GEMM 30%, P V 24%, loads and the
+//   rest 45% (session 28). A build that saves clocks per tile runs at a lower clock instead.
+// - Measured and not kept (each correct; sm90_history.md has the figures and reasons): both of
+//   FlashMLA's seesaws and its dense schedule rebuilt (0.45-0.97x), S_{i+1} issued early with or
+//   without per-stage P and half-stage releases (0.69-1.0x), the other P V one tile late
+//   (0.87-0.98x), Q in a scorer's registers with three stages (0.79-0.91x), fixed roles without
+//   a producer (0.59-0.81x), narrow consumers for <= 16 rows on wgmma or mma.sync (<= 1.02x),
+//   per-block `full` barriers (0.83-0.90x), a 2-CTA TMA multicast (0.74-0.83x), the gather mode
+//   through per-token TMA boxes (1.2-2.1x slower), 32-token tiles in four stages (0.80-1.00x),
+//   zeros in Q's unused rows (0.97-1.01x).
 // A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
 // whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
-// Also measured (logs/sm90_gather_h200_2026-11-23): the gather mode through one TMA box per
-// token and column block (576 a tile; the swizzle follows the shared-memory address, so it is
-// correct): 1.2-2.1x slower than cp.async (TMA's cost is per box); L2 evict-last / evict-normal
-// or .L2::256B on the gather: within 0.96-1.04x; 32-token tiles in 4 stages: 0.80-1.00x (the
-// score GEMM reads all of Q whatever its N). What the cp.async path costs (page 1 vs page 64,
-// H=128): its writes landing in the other stage slow the score GEMM, which is at the shared-
-// memory port's limit, by ~290 clocks a tile (1654 against 1362).
-// Also measured (logs/sm90_narrow_h200_2026-11-23): a narrow consumer for <= 16 query rows
-// with the tokens in wgmma's M (S^T = K Q^T, O^T += V^T P^T; correct): an m64n16k16 wgmma costs
-// ~32 clocks, nearly an m64n64k16's ~37, so the score GEMM barely shrinks (1162 against 1348
-// clocks); the ring then waits on loads, and the extra code slowed B=1 by cold instruction
-// fetch. Loads issued only after the score GEMM (to keep their writes out of its way):
-// 0.69-0.96x, a load needs the whole tile period.
-// And on mma.sync over the 16 rows only (logs/sm90_s27_2026-11-27, narrow_mma_sync.patch; a
-// warp per column quarter and 32 tokens, partial scores exchanged, P V per column block,
-// correct): 1.00-1.02x on the H=16 memory and middle rows of an H200, B=1 0.97x. There the
-// loads bound the time: this kernel's load-only probe is only 1.02-1.12x faster on those rows.
-// Also measured (H100, logs/sm90_s17_h100_2026-11-26): each stage's `full` in two parts
-// (column blocks 0-3, then 4-8, the scorer waiting for the second between its wgmmas): the
-// score GEMM ~120 clocks longer; 0.94x the time at H=128 B=128 L=16384 in do_bench's bursts
-// but +1.4% / -1% sustained at the 700 W cap (L=16384 / 4096). A tile lands ~140 clocks before
-// the scorer asks for it, so with two 72 KB stages a load trick only pays together with a
-// shorter compute chain (which, alone, exposes the loads: tile period ~ (load latency + the
-// stage's hold time) / 2). The gather mode's L2 row prefetch on the paged kernel's cp.async
-// tiles (page 1, 8): 0.92-0.98x.
-// Also measured (H100, logs/sm90_s23_2026-11-27): TMA multicast of each tile to both CTAs of
-// a lockstep pair (half the boxes issued by each, a stage refilled once both CTAs released it):
-// 1.20-1.36x the time at H=128, a refill then waits for the slower CTA and a remote arrival;
-// S_{i+1} issued behind P_i V when tile i + 1 has landed: 0.93-0.97x; a stage's first 32
-// tokens refilled after the first half's P V: the tile lands ~400 clocks earlier, the period
-// (~3490 clocks at H=128 B=64 L=4096, where the scorer's ~3350-clock chain and the ring's load
-// latency meet) stays. ncu there: DRAM 59%, L2 66% of peak: bytes in flight, not bandwidth.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
