@@ -410,22 +410,23 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0):
         if not rows:
             print(f"power {name}: no nvidia-smi samples")
             continue
-        clk = sorted(float(r[0]) for r in rows)
-        pw = sorted(float(r[1]) for r in rows)
+        clk = sorted(round(float(r[0])) for r in rows)
+        pw = sorted(round(float(r[1])) for r in rows)
         reasons = sorted({r[2].strip() for r in rows})
-        print(f"power {name:13s} H={h} B={batch} L={length}: {elapsed / calls * 1e6:8.1f} us/call, "
-              f"SM clock {clk[len(clk) // 2]:.0f} MHz [{clk[0]:.0f}, {clk[-1]:.0f}], "
-              f"power {pw[len(pw) // 2]:.0f} W, throttle reasons {reasons}", flush=True)
-        if i >= len(runs):
+        us = round(elapsed / calls * 1e6, 1)
+        clk_med, pw_med = clk[len(clk) // 2], pw[len(pw) // 2]
+        print(f"power {name:13s} H={h} B={batch} L={length}: {us:8.1f} us/call, "
+              f"SM clock {clk_med} MHz [{clk[0]}, {clk[-1]}], "
+              f"power {pw_med} W, throttle reasons {reasons}", flush=True)
+        if i >= len(runs):  # (the figures printed above, as recorded)
             out.write({
                 "heads": h, "batch": batch, "kv_len": length, "page_size": page,
                 "method": "check_sm90_dev.py --power: 4 s back to back (no L2 flush), nvidia-smi "
                           "every 50 ms, second round",
                 "tag": tag, "backend": f"sm90 {variant}" if name == "sm90 variant" else name,
-                "us_per_call": round(elapsed / calls * 1e6, 1),
-                "sm_clock_mhz_median": int(clk[len(clk) // 2]),
-                "sm_clock_mhz_range": [int(clk[0]), int(clk[-1])],
-                "power_w_median": int(pw[len(pw) // 2]), "throttle_reasons": reasons})
+                "us_per_call": us, "sm_clock_mhz_median": clk_med,
+                "sm_clock_mhz_range": [clk[0], clk[-1]], "power_w_median": pw_med,
+                "throttle_reasons": reasons})
 
 
 AB_CASES = {  # (H, B, L)
