@@ -1,7 +1,9 @@
 """MLA decode benchmark over BENCHMARKS.md's grid: every backend of this project and FlashInfer
 (fa2 / fa3) when importable, in one process on the same tensors, with a correctness check.
 
-    python benchmarks/bench_decode.py [--quick] [--backends sm80,sm90,fi_fa2,fi_fa3] [--cases ...]
+    python benchmarks/bench_decode.py [--quick] [--backends sm80,sm90,fi_fa2,fi_fa3,flashmla] [--cases ...]
+
+(flashmla: FlashMLA's dense decode kernel, from the library benchmarks/fetch_flashmla.sh fetches.)
 
 Writes JSON lines to benchmarks/results/decode.jsonl (device, date, versions and the copy /
 matmul ceilings measured in this run on every line) and prints a table with ratios to the
@@ -76,7 +78,7 @@ def make_case(H, B, L, page_size, qo_len, device, seed):
         "H": H, "B": B, "page_size": page_size, "qo_len": qo_len, "lens": lens,
         "qo_indptr": qo_indptr, "kv_indptr": kv_indptr, "kv_indices": kv_indices.to(device),
         "ckv": cache[..., :512], "kpe": cache[..., 512:], "cache": cache,
-        "q_nope": q[..., :512], "q_pe": q[..., 512:],
+        "q_nope": q[..., :512], "q_pe": q[..., 512:], "q": q,
     }
 
 
@@ -113,13 +115,45 @@ def runner_flashinfer(fi_backend, c, ws):
     return lambda: w.run(q_nope, q_pe, ckv, kpe, out=out), out
 
 
+def runner_flashmla(c, ws):
+    """FlashMLA's dense decode kernel (SM90) on the case's tensors: its block table made from the
+    case's page list, q as (B, qo_len, H, 576), the cache as (pages, 64, 1, 576). FlashMLA takes
+    page 64 and one query length for every request only; it makes its schedule on the first call
+    and reuses it (as a serving engine does within a decode step)."""
+    from harness import flashmla_ops
+
+    ops = flashmla_ops()
+    if c["page_size"] != 64:
+        raise ValueError("FlashMLA takes page_size 64 only")
+    B, qo, H = c["B"], c["qo_len"], c["H"]
+    dev = ws.device
+    indptr = c["kv_indptr"].tolist()
+    pages = c["kv_indices"].cpu()
+    table = torch.zeros(B, max(1, max(b - a for a, b in zip(indptr, indptr[1:]))), dtype=torch.int32)
+    for b in range(B):
+        table[b, :indptr[b + 1] - indptr[b]] = pages[indptr[b]:indptr[b + 1]]
+    table = table.to(dev)
+    q = c["q"].view(B, qo, H, 576)
+    cache = c["cache"].unsqueeze(2)
+    seqlens = c["lens"].to(dev)
+    out = torch.empty(B, qo, H, 512, dtype=torch.bfloat16, device=dev)
+    sched = [None, None]  # (tile scheduler metadata, num_splits), made by the first call
+
+    def run():
+        _, _, sched[0], sched[1] = ops.dense_decode_fwd(q, cache, 512, seqlens, table, SM_SCALE,
+                                                        qo > 1, sched[0], sched[1], out)
+
+    return run, out.view(B * qo, H, 512)
+
+
 RUNNERS = {
     "sm80": lambda c, ws: runner_ours("sm80", c, ws),
     "sm90": lambda c, ws: runner_ours("sm90", c, ws),
     "fi_fa2": lambda c, ws: runner_flashinfer("fa2", c, ws),
     "fi_fa3": lambda c, ws: runner_flashinfer("fa3", c, ws),
+    "flashmla": runner_flashmla,
 }
-PEERS = ("fi_fa2", "fi_fa3")
+PEERS = ("fi_fa2", "fi_fa3", "flashmla")
 
 
 def reference_out(c):

@@ -3,7 +3,7 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
 
     python benchmarks/check_sm90_dev.py [--backend sm90] [--small]
     python benchmarks/check_sm90_dev.py --backend sm90 --profile H B L   # one case, 3 runs (ncu;
-      with --variant, of that build; --backend fi_fa3 / fi_fa2: FlashInfer's kernels)
+      with --variant, of that build; --backend fi_fa3 / fi_fa2 / flashmla: the peers' kernels)
     python benchmarks/check_sm90_dev.py --trace H B L --variant=-DMLAW_SM90_TRACE=1  # per-tile
       phase times (clock64) of the first CTAs' warpgroups (mla_kernel.cuh, MLAW_SM90_TRACE)
     python benchmarks/check_sm90_dev.py --timeline H B L [--variant ...]  # CUDA-graph replays of
@@ -15,7 +15,7 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
       with --ab-cases cuts: ragged and cut batches; --variant "planner:path/lib.so": the same
       kernel planned by another build of the planner library)
     python benchmarks/check_sm90_dev.py --power H B L [--variant ...]  # each kernel (sm90, the
-      variant, fi_fa3) back to back for a few seconds while nvidia-smi samples the SM clock, power
+      variant, fi_fa3, flashmla) back to back for a few seconds while nvidia-smi samples the SM clock, power
       and throttle reasons: time per call next to the clock it ran at (the second round's rows
       go to power.jsonl, tagged with --tag)
 """
@@ -98,7 +98,7 @@ def main():
     ap.add_argument("--timeline", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="kernel times inside CUDA-graph replays, sm90 next to fi_fa3")
     ap.add_argument("--power", nargs=3, type=int, metavar=("H", "B", "L"),
-                    help="sustained runs of sm90 (and the variant) and fi_fa3 under nvidia-smi "
+                    help="sustained runs of sm90 (and the variant), fi_fa3 and flashmla under nvidia-smi "
                     "sampling: time per call, SM clock, power, throttle reasons")
     ap.add_argument("--tag", default="", help="tag of the rows --power records (power.jsonl)")
     ap.add_argument("--ab-only", action="store_true",
@@ -117,12 +117,11 @@ def main():
         return
     if args.profile or args.trace or args.spans:
         h, batch, length = args.profile or args.trace or args.spans
-        if args.profile and args.backend.startswith("fi_"):  # a FlashInfer peer under ncu
+        if args.profile and args.backend in ("fi_fa2", "fi_fa3", "flashmla"):  # a peer under ncu
             sys.path.insert(0, str(Path(__file__).resolve().parent))
-            from bench_decode import make_case, runner_flashinfer
+            from bench_decode import RUNNERS, make_case
 
-            fn, _ = runner_flashinfer(args.backend[3:],
-                                      make_case(h, batch, length, args.page, 1, "cuda", 0), ws)
+            fn, _ = RUNNERS[args.backend](make_case(h, batch, length, args.page, 1, "cuda", 0), ws)
             for _ in range(3):
                 fn()
             torch.cuda.synchronize()
@@ -308,9 +307,10 @@ def print_trace(w, what):
 
 def peer_runs(h, batch, length, page, variant, ws):
     """[(name, fn)] for one decode case (bench_decode's tensors): sm90, sm90 built as `variant`
-    (if any) and FlashInfer fa3 (if it loads), each on its own workspace (no shared plan bytes)."""
+    (if any), FlashInfer fa3 and FlashMLA (each if it loads), each on its own workspace (no shared
+    plan bytes)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_decode import make_case, runner_flashinfer, runner_ours
+    from bench_decode import RUNNERS, make_case, runner_ours
 
     c = make_case(h, batch, length, page, 1, "cuda", 0)
     runs = [("sm90", runner_ours("sm90", c, ws)[0])]
@@ -320,10 +320,11 @@ def peer_runs(h, batch, length, page, variant, ws):
         use_variant(next(x.cell_contents for x in fn.__closure__
                          if isinstance(x.cell_contents, BatchMLAPagedAttentionWrapper)), variant)
         runs.append(("sm90 variant", fn))
-    try:
-        runs.append(("fi_fa3", runner_flashinfer("fa3", c, torch.empty_like(ws))[0]))
-    except Exception as e:  # noqa: BLE001
-        print(f"fi_fa3 unavailable: {e}")
+    for name in ("fi_fa3", "flashmla"):
+        try:
+            runs.append((name, RUNNERS[name](c, torch.empty_like(ws))[0]))
+        except Exception as e:  # noqa: BLE001
+            print(f"{name} unavailable: {e}")
     return runs
 
 
@@ -375,7 +376,7 @@ def timeline(h, batch, length, page, variant, ws, replays=50):
 
 
 def power(h, batch, length, page, variant, ws, tag="", seconds=4.0):
-    """Run each kernel (sm90, the variant if any, FlashInfer fa3) back to back for `seconds`
+    """Run each kernel (sm90, the variant if any, FlashInfer fa3, FlashMLA) back to back for `seconds`
     while nvidia-smi samples every 50 ms; print the time per call with the median SM clock, power
     and the throttle reasons seen (a kernel's speed at the clock its own power draw allows); the
     second round's figures also go to power.jsonl under `tag`."""

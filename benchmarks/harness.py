@@ -175,6 +175,19 @@ class ResultWriter:
             f.write(json.dumps({**self.context, **record}) + "\n")
 
 
+def flashmla_ops():
+    """torch.ops._flashmla_C of FlashMLA's built library, the `flashmla` peer: the file named by
+    $MLAW_FLASHMLA_LIB, else .whl/flashmla/_flashmla_C.abi3.so (benchmarks/fetch_flashmla.sh).
+    Raises FileNotFoundError when there is none (the peer is then left out)."""
+    lib = Path(os.environ.get("MLAW_FLASHMLA_LIB") or
+               Path(__file__).resolve().parent.parent / ".whl" / "flashmla" / "_flashmla_C.abi3.so")
+    if not hasattr(torch.ops, "_flashmla_C") or not hasattr(torch.ops._flashmla_C, "dense_decode_fwd"):
+        if not lib.is_file():
+            raise FileNotFoundError(f"no FlashMLA library at {lib} (benchmarks/fetch_flashmla.sh)")
+        torch.ops.load_library(str(lib))
+    return torch.ops._flashmla_C
+
+
 def use_module(impl, mod, run_export: str):
     """Make `mod` the library a planned kernel (backends.planned.PlannedKernel) launches through
     run_export, for the dtype its current module serves; returns the module it replaced."""
