@@ -137,11 +137,14 @@ def runner_flashmla(c, ws):
     cache = c["cache"].unsqueeze(2)
     seqlens = c["lens"].to(dev)
     out = torch.empty(B, qo, H, 512, dtype=torch.bfloat16, device=dev)
+    # FlashMLA's own view of the output: (B, kv heads = 1, qo_len x H rows, 512), token-major
+    # rows: the same bytes as (B, qo_len, H, 512)
+    out_rows = out.view(B, 1, qo * H, 512)
     sched = [None, None]  # (tile scheduler metadata, num_splits), made by the first call
 
     def run():
         _, _, sched[0], sched[1] = ops.dense_decode_fwd(q, cache, 512, seqlens, table, SM_SCALE,
-                                                        qo > 1, sched[0], sched[1], out)
+                                                        qo > 1, sched[0], sched[1], out_rows)
 
     return run, out.view(B * qo, H, 512)
 

@@ -153,6 +153,25 @@ def test_sm90_kv_maps_are_taken(workspace, poison, page_size, fused, tma, wide):
     maps = sm90.kv_maps(w._impl.module, w._impl.args_ptr)
     assert (maps["enabled"], maps["wide"]) == (tma, wide), maps
     assert maps["paced_rows"] == 0, maps  # (H=128 is never paced)
+    assert maps["promotion_none"] == 0, maps  # (H=128: two CTAs read each tile)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,promotion_none", [(1, 1), (16, 1), (32, 0), (128, 0)])
+def test_sm90_kv_maps_promotion(workspace, poison, heads, promotion_none):
+    """The whole-tile KV maps go without L2 promotion where few heads read the stream
+    (launcher.cuh kv_map_promotion: <= 16 heads) and with 256-byte promotion otherwise; results
+    are correct either way (a map encoded with the other choice only runs slower), so only this
+    query sees the choice."""
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the sm90 family runs on Hopper only")
+    from mla_wrapper.backends import sm90
+
+    b = make_batch(RAGGED, 1, heads, 64, torch.bfloat16, seed=heads)
+    w = new_wrapper(workspace, backend="sm90")
+    plan_run_check(w, b, False, poison)
+    maps = sm90.kv_maps(w._impl.module, w._impl.args_ptr)
+    assert maps["enabled"] == 1 and maps["promotion_none"] == promotion_none, maps
 
 
 # Late score outliers: (position in the request as a fraction of kv_len, factor); each planted

@@ -31,7 +31,7 @@ _ABI = FamilyABI("sm90", MAX_HEADS)
 RUN_EXPORT = _ABI.run_export          # "mlaw_sm90_mla_run"
 dtype_name, why_not, supports, launch, kernel_config = _ABI.interface()
 KV_MAPS_EXPORT = "mlaw_sm90_kv_maps"  # the paged cache's TMA maps for given run arguments
-KV_MAPS_KEYS = ("enabled", "wide", "paced_rows", "evict_normal_max_heads")
+KV_MAPS_KEYS = ("enabled", "wide", "paced_rows", "evict_normal_max_heads", "promotion_none")
 EXPORTS = _ABI.exports + (Export(KV_MAPS_EXPORT, ("ptr", "ptr")),)
 
 
@@ -53,8 +53,9 @@ def spec(dtype, arch: str, device=None) -> KernelSpec:
 def kv_maps(module, run_args_ptr: int) -> dict[str, int]:
     """The TMA maps the launcher makes for the MlaRunArgs struct at host address
     ``run_args_ptr`` (as run() last packed it): whether whole tiles go by TMA ('enabled'),
-    whether a tile's latent goes as one 4-D box ('wide'), the paced box tokens and the KV
-    stream's evict-normal head limit. Host only (no launch); needs the CUDA driver."""
+    whether a tile's latent goes as one 4-D box ('wide'), the paced box tokens, the KV
+    stream's evict-normal head limit and whether the whole-tile maps go without L2 promotion
+    ('promotion_none': few heads). Host only (no launch); needs the CUDA driver."""
     buf = (ctypes.c_int32 * len(KV_MAPS_KEYS))()
     module.call(KV_MAPS_EXPORT, run_args_ptr, ctypes.addressof(buf))
     return dict(zip(KV_MAPS_KEYS, buf))

@@ -49,9 +49,15 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 // dims 1.. in elements (in any order: a dimension may step inside another's row), box[0] = 64.
 // False where TMA cannot express it (alignment, strides): the caller then leaves those loads to
 // cp.async.
+// The maps' L2 promotion (a miss fetches 256 bytes), except the KV maps of a stream that only
+// few heads read (make_kv_maps).
+#ifndef MLAW_SM90_L2_PROMOTION  // (A/B builds)
+#define MLAW_SM90_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+#endif
 template <int kRank>
 inline bool encode_map(CUtensorMap* map, const void* base, const int64_t (&dims)[kRank],
-                       const int64_t (&strides)[kRank - 1], const int (&box)[kRank]) {
+                       const int64_t (&strides)[kRank - 1], const int (&box)[kRank],
+                       int promotion = MLAW_SM90_L2_PROMOTION) {
   PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (encode == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0) return false;
   cuuint64_t d[kRank], st[kRank - 1];
@@ -67,21 +73,23 @@ inline bool encode_map(CUtensorMap* map, const void* base, const int64_t (&dims)
   }
   return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, kRank, const_cast<void*>(base), d, st, b,
                 es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CUtensorMapL2promotion(promotion),
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 // [dim2][dim1][cols] with boxes of 64 columns x box1 x 1.
 inline bool encode_map_3d(CUtensorMap* map, const void* base, int cols, int dim1,
-                          int64_t stride1, int dim2, int64_t stride2, int box1) {
+                          int64_t stride1, int dim2, int64_t stride2, int box1,
+                          int promotion = MLAW_SM90_L2_PROMOTION) {
   return encode_map<3>(map, base, {cols, dim1, dim2}, {stride1, stride2},
-                       {kBlockCols, box1, 1});
+                       {kBlockCols, box1, 1}, promotion);
 }
 
 // One cache tensor [num_pages][page_size][cols]: boxes of 64 columns x box_rows tokens.
 inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t stride_token,
-                          int64_t stride_page, int page_size, int num_pages, int box_rows) {
+                          int64_t stride_page, int page_size, int num_pages, int box_rows,
+                          int promotion = MLAW_SM90_L2_PROMOTION) {
   return encode_map_3d(map, base, cols, page_size, stride_token, num_pages, stride_page,
-                       box_rows);
+                       box_rows, promotion);
 }
 
 // ckv [num_pages][page_size][512] as 4-D (64 columns, tokens, 8 column blocks 64 elements
@@ -92,10 +100,28 @@ inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t 
 #define MLAW_SM90_WIDE_BOX 1  // 0: 9 boxes a tile (A/B builds)
 #endif
 inline bool encode_kv_wide_map(CUtensorMap* map, const void* base, int64_t stride_token,
-                               int64_t stride_page, int page_size, int num_pages) {
+                               int64_t stride_page, int page_size, int num_pages,
+                               int promotion = MLAW_SM90_L2_PROMOTION) {
   return encode_map<4>(map, base, {kBlockCols, page_size, kHeadDimCkv / kBlockCols, num_pages},
                        {stride_token, kBlockCols, stride_page},
-                       {kBlockCols, kKvTile, kHeadDimCkv / kBlockCols, 1});
+                       {kBlockCols, kKvTile, kHeadDimCkv / kBlockCols, 1}, promotion);
+}
+
+// Whole-tile KV maps without L2 promotion where at most this many heads read the stream (each
+// KV byte goes to one CTA, and the run is DRAM-bound); the paced maps keep it. A tile's boxes walk each
+// page 9 times, 128 bytes of every token a pass; with 256-byte promotion every miss also
+// fetches the neighbouring 128 bytes ahead of their pass. H200, same process, L2 flushed by
+// reads (clean lines): H=16 B=64/128 L=4096/16384 1.03-1.06x (a load-only probe 1.04-1.05x);
+// after do_bench's flush (50 MB of dirty lines) 0.996-1.006x; every H=128 compute row
+// 0.96-1.005x and a paced H=16 B=64 L=1024 0.70x (dirty), hence the limits
+// (logs/sm90_s29_2026-11-27 runs 4-6).
+#ifndef MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS  // (A/B builds; 0: promotion for every stream)
+#define MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS 16
+#endif
+inline int kv_map_promotion(const MlaRunArgs& a) {
+  return a.num_heads <= MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS
+             ? int(CU_TENSOR_MAP_L2_PROMOTION_NONE)
+             : int(MLAW_SM90_L2_PROMOTION);
 }
 
 // Paced KV loads. Where the grid is busy but each CTA's work is short (one work item of
@@ -233,17 +259,20 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
                               a.kpe_stride_page};
   const int paced = kv_paced_rows(a, dram_bytes);
   const int whole = tma_box_tokens(a.page_size);
-  // (whether there are paced maps is part of the key: page sizes stay below 2^16)
+  const int promotion = kv_map_promotion(a);
+  // (whether there are paced maps and the promotion are part of the key: page sizes stay
+  // below 2^16)
   return cached_maps<KvTensorMaps, 64>(
-      a.ckv, a.kpe, strides, a.page_size | (paced > 0) << 16, a.num_pages, 10,
-      [&](KvTensorMaps& m) {
+      a.ckv, a.kpe, strides,
+      a.page_size | (paced > 0) << 16 | (promotion == int(CU_TENSOR_MAP_L2_PROMOTION_NONE)) << 17,
+      a.num_pages, 10, [&](KvTensorMaps& m) {
         m.paced_rows = paced;
         m.evict_normal_max_heads = none.evict_normal_max_heads;
         m.enabled =
             encode_kv_map(&m.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
-                          a.page_size, a.num_pages, whole) &&
+                          a.page_size, a.num_pages, whole, promotion) &&
             encode_kv_map(&m.kpe, a.kpe, kHeadDimKpe, a.kpe_stride_token, a.kpe_stride_page,
-                          a.page_size, a.num_pages, whole);
+                          a.page_size, a.num_pages, whole, promotion);
         if (m.enabled && paced > 0)
           m.enabled =
               encode_kv_map(&m.ckv_paced, a.ckv, kHeadDimCkv, a.ckv_stride_token,
@@ -252,7 +281,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
                             a.kpe_stride_page, a.page_size, a.num_pages, paced);
         m.wide = m.enabled && MLAW_SM90_WIDE_BOX && whole == kKvTile &&
                  encode_kv_wide_map(&m.ckv_wide, a.ckv, a.ckv_stride_token, a.ckv_stride_page,
-                                    a.page_size, a.num_pages);
+                                    a.page_size, a.num_pages, promotion);
       });
 }
 
