@@ -108,13 +108,16 @@ inline bool encode_kv_wide_map(CUtensorMap* map, const void* base, int64_t strid
 }
 
 // Whole-tile KV maps without L2 promotion where at most this many heads read the stream (each
-// KV byte goes to one CTA, and the run is DRAM-bound); the paced maps keep it. A tile's boxes walk each
-// page 9 times, 128 bytes of every token a pass; with 256-byte promotion every miss also
-// fetches the neighbouring 128 bytes ahead of their pass. H200, same process, L2 flushed by
-// reads (clean lines): H=16 B=64/128 L=4096/16384 1.03-1.06x (a load-only probe 1.04-1.05x);
-// after do_bench's flush (50 MB of dirty lines) 0.996-1.006x; every H=128 compute row
-// 0.96-1.005x and a paced H=16 B=64 L=1024 0.70x (dirty), hence the limits
-// (logs/sm90_s29_2026-11-27 runs 4-6).
+// KV byte goes to one CTA, and the run is DRAM-bound); the paced maps and every other map keep
+// 256-byte promotion. A tile's boxes walk each page 9 times, 128 bytes of every token a pass;
+// with promotion, every miss also fetches the neighbouring 128 bytes ahead of their pass.
+// A/B in one process (logs/sm90_s29_2026-11-27 runs 4-7), H=16 page 64 B=64/128 L=4096/16384:
+// - H200, L2 flushed by reads (clean lines, as between a model's layers): 1.09-1.11x; after
+//   do_bench's flush (50 MB of dirty lines) 1.01-1.04x; page 16 1.005-1.02x; the paced rows,
+//   MTP rows and B=1 0.99-1.01x;
+// - H100: 0.996-1.01x either way (its few-head streams go evict-normal, kKvNormalMaxHeads);
+// - promotion off for every map instead: H=128 compute rows 0.96-1.005x and a paced H=16 B=64
+//   L=1024 0.70x after do_bench's flush, hence the limits.
 #ifndef MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS  // (A/B builds; 0: promotion for every stream)
 #define MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS 16
 #endif
