@@ -73,10 +73,10 @@ class _FakeModule:
         raise AttributeError(name)
 
     def call(self, name, *ptrs):
-        """Fills the out buffer (the last argument) with 1, 2, ...: 8 config values, 4 map facts."""
+        """Fills the out buffer (the last argument) with 1, 2, ...: 8 config values, 5 map facts."""
         import ctypes
 
-        n = 4 if name == "mlaw_sm90_kv_maps" else 8
+        n = len(sm90.KV_MAPS_KEYS) if name == "mlaw_sm90_kv_maps" else 8
         (ctypes.c_int32 * n).from_address(ptrs[-1])[:] = list(range(1, n + 1))
         self.calls.append((name, ptrs))
 
@@ -100,7 +100,8 @@ def test_kv_maps_calls_its_export_with_the_run_args():
     maps = sm90.kv_maps(mod, 1234)
     name, (args_ptr, _out) = mod.calls[-1]
     assert (name, args_ptr) == ("mlaw_sm90_kv_maps", 1234)
-    assert maps == {"enabled": 1, "wide": 2, "paced_rows": 3, "evict_normal_max_heads": 4}
+    assert maps == {"enabled": 1, "wide": 2, "paced_rows": 3, "evict_normal_max_heads": 4,
+                    "promotion_none": 5}
 
 
 def test_warmup_counts_an_unnameable_spec_as_to_build():
