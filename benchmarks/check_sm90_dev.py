@@ -117,10 +117,10 @@ def main():
         return
     if args.profile or args.trace or args.spans:
         h, batch, length = args.profile or args.trace or args.spans
-        if args.profile and args.backend in ("fi_fa2", "fi_fa3", "flashmla"):  # a peer under ncu
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
-            from bench_decode import RUNNERS, make_case
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_decode import PEERS, RUNNERS, make_case
 
+        if args.profile and args.backend in PEERS:  # a peer under ncu
             fn, _ = RUNNERS[args.backend](make_case(h, batch, length, args.page, 1, "cuda", 0), ws)
             for _ in range(3):
                 fn()

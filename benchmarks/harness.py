@@ -181,7 +181,7 @@ def flashmla_ops():
     Raises FileNotFoundError when there is none (the peer is then left out)."""
     lib = Path(os.environ.get("MLAW_FLASHMLA_LIB") or
                Path(__file__).resolve().parent.parent / ".whl" / "flashmla" / "_flashmla_C.abi3.so")
-    if not hasattr(torch.ops, "_flashmla_C") or not hasattr(torch.ops._flashmla_C, "dense_decode_fwd"):
+    if not hasattr(torch.ops._flashmla_C, "dense_decode_fwd"):  # (not loaded yet)
         if not lib.is_file():
             raise FileNotFoundError(f"no FlashMLA library at {lib} (benchmarks/fetch_flashmla.sh)")
         torch.ops.load_library(str(lib))
