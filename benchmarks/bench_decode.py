@@ -60,9 +60,29 @@ def case_lens(B, L, qo_len, g):
     return torch.full((B,), L, dtype=torch.int32)
 
 
-def make_case(H, B, L, page_size, qo_len, device, seed):
-    """Random inputs; pages in a random permutation of the cache. L < 0: ragged lengths with
-    mean |L|. Returns a dict of tensors and host index arrays."""
+# Value distributions of the inputs (--data). A tensor core's energy per operation depends on
+# the operand bits, and at the power cap (H=128 rows) energy per call sets the clock, so the
+# compute-bound figures depend on the data: "randn" (standard normal, the default and the
+# method's), "fp8kv" (the cache's values rounded to e4m3, as a bf16 cache dequantized from an
+# FP8 one holds: 3 mantissa bits), "uniform" (U[0, 1) for query and cache).
+DATA = ("randn", "fp8kv", "uniform")
+
+
+def make_data(shape, data, device, is_kv):
+    if data == "uniform":
+        return torch.rand(shape, dtype=torch.bfloat16, device=device)
+    t = torch.randn(shape, dtype=torch.bfloat16, device=device)
+    if data == "fp8kv" and is_kv:
+        t = t.to(torch.float8_e4m3fn).to(torch.bfloat16)
+    elif data not in DATA:
+        raise ValueError(f"data must be one of {DATA}, got {data!r}")
+    return t
+
+
+def make_case(H, B, L, page_size, qo_len, device, seed, data="randn"):
+    """Random inputs (values drawn as `data` says, see DATA); pages in a random permutation of
+    the cache. L < 0: ragged lengths with mean |L|. Returns a dict of tensors and host index
+    arrays."""
     g = torch.Generator(device="cpu").manual_seed(seed)
     lens = case_lens(B, L, qo_len, g)
     pages_per = (lens + page_size - 1) // page_size
@@ -72,8 +92,8 @@ def make_case(H, B, L, page_size, qo_len, device, seed):
     kv_indices = torch.randperm(num_pages, generator=g).to(torch.int32)
     qo_indptr = torch.arange(B + 1, dtype=torch.int32) * qo_len
     T = B * qo_len
-    cache = torch.randn(num_pages, page_size, 576, dtype=torch.bfloat16, device=device)
-    q = torch.randn(T, H, 576, dtype=torch.bfloat16, device=device)
+    cache = make_data((num_pages, page_size, 576), data, device, is_kv=True)
+    q = make_data((T, H, 576), data, device, is_kv=False)
     return {
         "H": H, "B": B, "page_size": page_size, "qo_len": qo_len, "lens": lens,
         "qo_indptr": qo_indptr, "kv_indptr": kv_indptr, "kv_indices": kv_indices.to(device),
@@ -178,6 +198,8 @@ def main():
     ap.add_argument("--flush", choices=("dirty", "clean"), default="dirty",
                     help="L2 flush between timed calls: do_bench's (dirty lines left in L2, the "
                     "default and BENCHMARKS.md's method) or harness.clean_flush (clean lines)")
+    ap.add_argument("--data", choices=DATA, default="randn",
+                    help="value distribution of the query and cache (DATA; randn is the method's)")
     args = ap.parse_args()
     if args.cost:
         from mla_wrapper import planner
@@ -205,7 +227,7 @@ def main():
         if time.time() - t_start > args.budget_s:
             print(f"# budget reached, skipped {len(grid) - i} cases")
             break
-        c = make_case(H, B, L, ps, qo, dev, seed=1000 + i)
+        c = make_case(H, B, L, ps, qo, dev, seed=1000 + i, data=args.data)
         flops, nbytes = flops_bytes(c)
         ref = None if args.no_check else reference_out(c)
         row = {}
@@ -231,7 +253,8 @@ def main():
                    "qo_len": qo, "backend": n, "ms": ms, "us": ms * 1e3,
                    "tflops": flops / (ms * 1e-3) / 1e12, "gbs": nbytes / (ms * 1e-3) / 1e9,
                    "rel_err": err, "graph_replay_us": graph_us, "cost": args.cost, "tag": args.tag,
-                   "flush": args.flush, "graph_replay_flushed_us": graph_cold_us}
+                   "flush": args.flush, "graph_replay_flushed_us": graph_cold_us,
+                   "data": args.data}
             writer.write(rec)
             row[n] = rec
         ours = [row[n]["ms"] for n in names if n not in PEERS and row.get(n)]

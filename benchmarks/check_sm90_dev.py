@@ -101,6 +101,8 @@ def main():
                     help="sustained runs of sm90 (and the variant), fi_fa3 and flashmla under nvidia-smi "
                     "sampling: time per call, SM clock, power, throttle reasons")
     ap.add_argument("--tag", default="", help="tag of the rows --power records (power.jsonl)")
+    ap.add_argument("--data", default="randn",
+                    help="--power: value distribution of the inputs (bench_decode.DATA)")
     ap.add_argument("--ab-only", action="store_true",
                     help="skip the checks: only the A/B timing (a variant that is wrong on purpose)")
     ap.add_argument("--ab-cases", choices=sorted(AB_CASES), default="grid",
@@ -113,7 +115,7 @@ def main():
         timeline(*args.timeline, args.page, args.variant, ws)
         return
     if args.power:
-        power(*args.power, args.page, args.variant, ws, args.tag)
+        power(*args.power, args.page, args.variant, ws, args.tag, data=args.data)
         return
     if args.profile or args.trace or args.spans:
         h, batch, length = args.profile or args.trace or args.spans
@@ -305,14 +307,14 @@ def print_trace(w, what):
     show("pv-wg PV done - scorer PV done", (t[:, sel, 13] - t[:, sel, 6]).ravel())
 
 
-def peer_runs(h, batch, length, page, variant, ws):
+def peer_runs(h, batch, length, page, variant, ws, data="randn"):
     """[(name, fn)] for one decode case (bench_decode's tensors): sm90, sm90 built as `variant`
     (if any), FlashInfer fa3 and FlashMLA (each if it loads), each on its own workspace (no shared
     plan bytes)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_decode import RUNNERS, make_case, runner_ours
 
-    c = make_case(h, batch, length, page, 1, "cuda", 0)
+    c = make_case(h, batch, length, page, 1, "cuda", 0, data=data)
     runs = [("sm90", runner_ours("sm90", c, ws)[0])]
     if variant:
         fn, _ = runner_ours("sm90", c, torch.empty_like(ws))
@@ -375,7 +377,7 @@ def timeline(h, batch, length, page, variant, ws, replays=50):
             print(f"    {len(v):4d} x {v[len(v) // 2]:7.1f} us  {k[:110]}", flush=True)
 
 
-def power(h, batch, length, page, variant, ws, tag="", seconds=4.0):
+def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn"):
     """Run each kernel (sm90, the variant if any, FlashInfer fa3, FlashMLA) back to back for `seconds`
     while nvidia-smi samples every 50 ms; print the time per call with the median SM clock, power
     and the throttle reasons seen (a kernel's speed at the clock its own power draw allows); the
@@ -390,7 +392,7 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0):
         ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
         capture_output=True, text=True).stdout.strip()
     out = ResultWriter("power", ctx)  # (benchmarks/results/power.jsonl, or $MLA_WRAPPER_RESULTS_DIR)
-    runs = peer_runs(h, batch, length, page, variant, ws)
+    runs = peer_runs(h, batch, length, page, variant, ws, data)
     # Each kernel twice, in turn: the second round is the one that counts (and is recorded).
     for i, (name, fn) in enumerate(runs * 2):
         fn()
@@ -427,7 +429,7 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0):
                 "tag": tag, "backend": f"sm90 {variant}" if name == "sm90 variant" else name,
                 "us_per_call": us, "sm_clock_mhz_median": clk_med,
                 "sm_clock_mhz_range": [clk[0], clk[-1]], "power_w_median": pw_med,
-                "throttle_reasons": reasons})
+                "throttle_reasons": reasons, "data": data})
 
 
 AB_CASES = {  # (H, B, L)

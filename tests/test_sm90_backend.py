@@ -201,8 +201,9 @@ def test_paced_box_rows_follow_the_device(host_program):
     (an H100 SXM: 12.8; an H100 PCIe: 10.2), else 16 (an H200: 18.8; an H20: 26.6), 16 where
     an attribute is missing; on a device the H100 took 8 and the H200 16 (session 22 runs 1-2,
     benchmarks/results/logs/sm90_s22_2026-11-27). The same devices get the KV stream's
-    evict-normal policy for <= 32 heads (mla_kernel.cuh kKvNormalMaxHeads), the others none
-    (session 23 runs 5 and 7). Pure host arithmetic, compiled with nvcc."""
+    evict-normal policy for <= 32 heads (mla_kernel.cuh kKvNormalMaxHeads), the others for
+    <= 16 (the heads whose whole-tile maps go unpromoted; session 23 runs 5 and 7, session 30
+    run 3). Pure host arithmetic, compiled with nvcc."""
     from mla_wrapper.jit import env
 
     source = r'''
@@ -214,9 +215,9 @@ int main() {
   const Dev devs[] = {
       {"H100 SXM", 5120, 2619000, 1980000, 132, 13, 8, 32},
       {"H100 PCIe", 5120, 1593000, 1755000, 114, 10, 8, 32},
-      {"H200", 6144, 3201000, 1980000, 132, 19, 16, 0},
-      {"H20", 6144, 2619000, 1980000, 78, 26, 16, 0},
-      {"unknown", 0, 3201000, 1980000, 132, 0, 16, 0},
+      {"H200", 6144, 3201000, 1980000, 132, 19, 16, 16},
+      {"H20", 6144, 2619000, 1980000, 78, 26, 16, 16},
+      {"unknown", 0, 3201000, 1980000, 132, 0, 16, 16},
   };
   int bad = 0;
   for (const Dev& d : devs) {

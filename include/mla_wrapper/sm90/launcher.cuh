@@ -177,9 +177,20 @@ inline int paced_box_rows_for(int bytes) {
 }
 // The KV stream's evict-normal head limit (mla_kernel.cuh kKvNormalMaxHeads) for a device whose
 // DRAM gives `bytes` per SM clock: kKvNormalMaxHeads on one as scarce as an H100's (<= 14),
-// else 0 (evict-first everywhere). H100, the four memory-bound rows: evict-normal 1.018-1.034x
-// (logs/sm90_s23_2026-11-27 run 5); H200: 0.88-0.97x (run 7).
-inline int kv_evict_normal_heads_for(int bytes) { return dram_scarce(bytes) ? kKvNormalMaxHeads : 0; }
+// else MLAW_SM90_KV_NORMAL_AMPLE_HEADS (16: the streams whose whole-tile maps go without L2
+// promotion, kv_map_promotion).
+// - H100, the four memory-bound rows: evict-normal 1.018-1.034x (logs/sm90_s23_2026-11-27
+//   run 5).
+// - H200: with 256-byte promotion, evict-normal ran those rows 0.88-0.97x (s23 run 7); without
+//   promotion, 1.025-1.060x after do_bench's dirty flush in two rounds and 0.986-1.001x after a
+//   read flush; at H=128 0.95-0.97x (logs/sm90_s30_2026-11-27 run 3).
+#ifndef MLAW_SM90_KV_NORMAL_AMPLE_HEADS  // (A/B builds; 0: evict-first on an H200)
+#define MLAW_SM90_KV_NORMAL_AMPLE_HEADS 16
+#endif
+inline int kv_evict_normal_heads_for(int bytes) {
+  return dram_scarce(bytes) ? kKvNormalMaxHeads
+                            : std::min(kKvNormalMaxHeads, MLAW_SM90_KV_NORMAL_AMPLE_HEADS);
+}
 // dram_bytes_per_sm_clock of the current device (its attributes read once per device), 0 where
 // unknown.
 inline int device_dram_bytes_per_sm_clock() {
@@ -254,6 +265,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   none.paced_rows = 0;
   none.evict_normal_max_heads = 0;
   none.wide = 0;
+  none.promotion_none = 0;
   if (!std::is_same<Kv, PagedKv>::value) return none;
   const int dram_bytes = device_dram_bytes_per_sm_clock();
   none.evict_normal_max_heads = kv_evict_normal_heads_for(dram_bytes);
@@ -271,6 +283,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
       a.num_pages, 10, [&](KvTensorMaps& m) {
         m.paced_rows = paced;
         m.evict_normal_max_heads = none.evict_normal_max_heads;
+        m.promotion_none = promotion == int(CU_TENSOR_MAP_L2_PROMOTION_NONE);
         m.enabled =
             encode_kv_map(&m.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
                           a.page_size, a.num_pages, whole, promotion) &&

@@ -259,6 +259,8 @@ struct KvTensorMaps {
                    // 0: no CTA is paced
   int evict_normal_max_heads;  // the KV stream's L2 policy (produce): evict-normal for at most
                                // this many heads, 0 or kKvNormalMaxHeads (launcher.cuh)
+  int promotion_none;  // host-side record: the whole-tile maps were encoded without L2
+                       // promotion (launcher.cuh kv_map_promotion); the kernel does not read it
 };
 
 // TMA descriptors of the query rows (launcher.cuh make_q_maps): q_nope as [tokens][heads][512]
@@ -321,18 +323,25 @@ __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int 
   return p & 2 ? hi : lo;
 }
 
-// The KV stream's L2 policy: evict-first, except in the paged kernel on a device whose DRAM is
-// as scarce per SM clock as an H100's (launcher.cuh kv_evict_normal_heads_for) with at most
-// kKvNormalMaxHeads heads (one row tile per request: the memory-bound decode) and not paced.
+// The KV stream's L2 policy: evict-first, except in the paged kernel where few heads read the
+// stream (launcher.cuh kv_evict_normal_heads_for: at most kKvNormalMaxHeads on a device whose
+// DRAM is as scarce per SM clock as an H100's, at most 16 on an H200; one row tile per request:
+// the memory-bound decode) and the CTA's item is not short (kKvFirstShort) or paced.
 // H100 (logs/sm90_s23_2026-11-27): evict-normal ran 1.018-1.034x faster on the four
 // memory-bound rows (H=16, B 64 / 128, L 4096 / 16384; 1.02x at H=32 and MTP; do_bench after its
 // dirty flush, reproduced in one run; run 5); at H=128 (two CTAs of a lockstep pair read each
-// tile) 0.91-0.96x, and on paced CTAs 0.89x (run 4). H200: 0.88-0.97x on the memory-bound rows
-// (run 7).
+// tile) 0.91-0.96x, and on paced CTAs 0.89x (run 4). H200: see kv_evict_normal_heads_for.
 #ifndef MLAW_SM90_KV_NORMAL_MAX_HEADS  // (A/B builds; 0: evict-first everywhere)
 #define MLAW_SM90_KV_NORMAL_MAX_HEADS 32
 #endif
 constexpr int kKvNormalMaxHeads = MLAW_SM90_KV_NORMAL_MAX_HEADS;
+// Short items on a busy grid (the paced test's, also where no paced maps exist: pages of 1-16
+// tokens) stay evict-first. H200, evict-normal there: H=16 B=16 L=4096 and B=64 L=1024 at
+// page 1 0.89-0.90x, at page 16 0.92x (logs/sm90_s30_2026-11-27 run 4).
+#ifndef MLAW_SM90_KV_FIRST_SHORT  // (A/B builds; 0: only paced CTAs stay evict-first)
+#define MLAW_SM90_KV_FIRST_SHORT 1
+#endif
+constexpr bool kKvFirstShort = MLAW_SM90_KV_FIRST_SHORT != 0;
 template <typename T, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const KvTensorMaps& maps, int w_begin_in, int w_end_in,
@@ -369,16 +378,20 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);  // (its loads go out first)
   const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
   const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
-  // (read only where paced maps exist: the plan's work items, for the busy-grid test)
-  const int num_items = maps.paced_rows > 0 ? plan.counts[0] : 0;
+  const bool normal_heads = args.num_heads <= maps.evict_normal_max_heads;
+  // (read only where paced maps or the evict-normal policy exist: the plan's work items, for
+  // the busy-grid test)
+  const int num_items = maps.paced_rows > 0 || normal_heads ? plan.counts[0] : 0;
   bool paced = false;  // this CTA's tiles go through the paced maps
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, args.num_heads, kvm);
-    paced = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
-            item.num_tiles <= kPacedMaxTiles &&
-            num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
-    policy = args.num_heads <= maps.evict_normal_max_heads && !paced ? normal_policy
-                                                                     : first_policy;
+    // a short item on a busy grid (the CTA's only one): paced where paced maps exist
+    const bool short_item = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
+                            item.num_tiles <= kPacedMaxTiles &&
+                            num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
+    paced = maps.paced_rows > 0 && short_item;
+    policy = normal_heads && !paced && !(kKvFirstShort && short_item) ? normal_policy
+                                                                      : first_policy;
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
     // validity test, the gather mode's slot range) only as the tile starts: a test right after
