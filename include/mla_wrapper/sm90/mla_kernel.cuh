@@ -258,7 +258,7 @@ struct KvTensorMaps {
                    // kPacedMinTiles..kPacedMaxTiles tiles loads them through the paced maps);
                    // 0: no CTA is paced
   int evict_normal_max_heads;  // the KV stream's L2 policy (produce): evict-normal for at most
-                               // this many heads, 0 or kKvNormalMaxHeads (launcher.cuh)
+                               // this many heads (launcher.cuh kv_evict_normal_heads_for)
   int promotion_none;  // host-side record: the whole-tile maps were encoded without L2
                        // promotion (launcher.cuh kv_map_promotion); the kernel does not read it
 };
