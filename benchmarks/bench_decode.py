@@ -69,14 +69,12 @@ DATA = ("randn", "fp8kv", "uniform")
 
 
 def make_data(shape, data, device, is_kv):
+    if data not in DATA:
+        raise ValueError(f"data must be one of {DATA}, got {data!r}")
     if data == "uniform":
         return torch.rand(shape, dtype=torch.bfloat16, device=device)
     t = torch.randn(shape, dtype=torch.bfloat16, device=device)
-    if data == "fp8kv" and is_kv:
-        t = t.to(torch.float8_e4m3fn).to(torch.bfloat16)
-    elif data not in DATA:
-        raise ValueError(f"data must be one of {DATA}, got {data!r}")
-    return t
+    return t.to(torch.float8_e4m3fn).to(torch.bfloat16) if data == "fp8kv" and is_kv else t
 
 
 def make_case(H, B, L, page_size, qo_len, device, seed, data="randn"):

@@ -29,6 +29,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (harness, bench_decode)
+from bench_decode import DATA  # noqa: E402
 from test_wrapper import make_batch  # noqa: E402
 
 from mla_wrapper import BatchMLAPagedAttentionWrapper  # noqa: E402
@@ -42,7 +44,6 @@ def use_variant(w, flags):
     planner variant ('cost:...') keeps the kernel (ab_timing plans with its cost model)."""
     if not flags or flags.startswith(("cost:", "planner:")):
         return
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from harness import use_variant as use_build
     from mla_wrapper.jit.env import device_arch
 
@@ -101,7 +102,7 @@ def main():
                     help="sustained runs of sm90 (and the variant), fi_fa3 and flashmla under nvidia-smi "
                     "sampling: time per call, SM clock, power, throttle reasons")
     ap.add_argument("--tag", default="", help="tag of the rows --power records (power.jsonl)")
-    ap.add_argument("--data", default="randn",
+    ap.add_argument("--data", choices=DATA, default="randn",
                     help="--power: value distribution of the inputs (bench_decode.DATA)")
     ap.add_argument("--ab-only", action="store_true",
                     help="skip the checks: only the A/B timing (a variant that is wrong on purpose)")
@@ -119,7 +120,6 @@ def main():
         return
     if args.profile or args.trace or args.spans:
         h, batch, length = args.profile or args.trace or args.spans
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         from bench_decode import PEERS, RUNNERS, make_case
 
         if args.profile and args.backend in PEERS:  # a peer under ncu
@@ -311,7 +311,6 @@ def peer_runs(h, batch, length, page, variant, ws, data="randn"):
     """[(name, fn)] for one decode case (bench_decode's tensors): sm90, sm90 built as `variant`
     (if any), FlashInfer fa3 and FlashMLA (each if it loads), each on its own workspace (no shared
     plan bytes)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_decode import RUNNERS, make_case, runner_ours
 
     c = make_case(h, batch, length, page, 1, "cuda", 0, data=data)
@@ -495,7 +494,6 @@ def planner_cost_variant(variant):
 def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty"):
     """Median times (L2 flushed) of the default and the variant build on the same tensors, each
     the mean of two measurements taken in the order default, variant, variant, default."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_decode import case_lens
     from harness import bench_graph_us, bench_ms
 

@@ -275,15 +275,15 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   const int paced = kv_paced_rows(a, dram_bytes);
   const int whole = tma_box_tokens(a.page_size);
   const int promotion = kv_map_promotion(a);
+  const int promotion_none = promotion == int(CU_TENSOR_MAP_L2_PROMOTION_NONE);
   // (whether there are paced maps and the promotion are part of the key: page sizes stay
   // below 2^16)
   return cached_maps<KvTensorMaps, 64>(
-      a.ckv, a.kpe, strides,
-      a.page_size | (paced > 0) << 16 | (promotion == int(CU_TENSOR_MAP_L2_PROMOTION_NONE)) << 17,
+      a.ckv, a.kpe, strides, a.page_size | (paced > 0) << 16 | promotion_none << 17,
       a.num_pages, 10, [&](KvTensorMaps& m) {
         m.paced_rows = paced;
         m.evict_normal_max_heads = none.evict_normal_max_heads;
-        m.promotion_none = promotion == int(CU_TENSOR_MAP_L2_PROMOTION_NONE);
+        m.promotion_none = promotion_none;
         m.enabled =
             encode_kv_map(&m.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
                           a.page_size, a.num_pages, whole, promotion) &&
