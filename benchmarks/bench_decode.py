@@ -50,6 +50,16 @@ FULL_GRID = [
     ("ragged_mtp", 128, 32, -4096, 64, 2),
 ]
 QUICK_GRID = [FULL_GRID[i] for i in (0, 1, 4, 8, 9, 12, 13, 16, 24, 26)]
+# Shapes between and beyond the grid's (batch 2-512, contexts 512-65536, page sizes 1-256,
+# MTP 3-4), where a serving engine also runs: the weak spots the grid could miss. Run only
+# when asked for (--cases sweep).
+SWEEP_GRID = [
+    ("sweep", H, B, L, ps, qo) for H in (16, 128) for B, L, ps, qo in (
+        (2, 8192, 64, 1), (2, 65536, 64, 1), (4, 2048, 64, 1), (4, 32768, 64, 1),
+        (8, 8192, 64, 1), (8, 8192, 1, 1), (8, 8192, 16, 1), (32, 1024, 64, 1),
+        (32, 8192, 64, 1), (32, 4096, 128, 1), (32, 4096, 256, 1), (256, 1024, 64, 1),
+        (256, 4096, 64, 1), (512, 512, 64, 1), (32, 4096, 64, 3), (16, 4096, 64, 4))
+] + [("sweep", 64, B, L, 64, 1) for B, L in ((8, 8192), (32, 2048), (128, 8192))]
 
 
 def case_lens(B, L, qo_len, g):
@@ -190,7 +200,8 @@ def main():
     ap.add_argument("--backends", default="sm80,sm90,fi_fa2,fi_fa3")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--budget-s", type=float, default=420.0, help="stop starting new cases after this")
-    ap.add_argument("--cases", default="", help="comma list of case kinds to run (e.g. latency,middle)")
+    ap.add_argument("--cases", default="", help="comma list of case kinds to run (e.g. latency,middle; "
+                    "sweep: SWEEP_GRID, off the grid)")
     ap.add_argument("--cost", default="", help="planner cost model override, e.g. min_chunk=128,fixed=32")
     ap.add_argument("--tag", default="", help="label stored with each result line")
     ap.add_argument("--flush", choices=("dirty", "clean"), default="dirty",
@@ -217,7 +228,7 @@ def main():
     names = [b for b in args.backends.split(",") if b]
     grid = QUICK_GRID if args.quick else FULL_GRID
     if args.cases:
-        grid = [g for g in grid if g[0] in args.cases.split(",")]
+        grid = [g for g in grid + SWEEP_GRID if g[0] in args.cases.split(",")]
     t_start = time.time()
     print(f"{'case':8} {'H':>4} {'B':>4} {'L':>6} {'ps':>3} {'q':>2} | " +
           " | ".join(f"{n:>22}" for n in names) + " | ours/best-peer", flush=True)
