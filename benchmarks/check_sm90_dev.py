@@ -459,6 +459,14 @@ AB_CASES = {  # (H, B, L)
     "short": ((128, 1, 200), (16, 1, 256), (128, 1, 512), (16, 1, 512), (128, 1, 1024),
               (16, 1, 1024), (128, 1, 2048), (16, 1, 2048), (128, 2, 1024), (16, 4, 1024),
               (128, 4, 1024), (16, 8, 1024), (128, 8, 1024), (64, 4, 2048)),
+    # 32 and 64 heads (TP4 / TP2: one row tile per request, DRAM-bound on both devices) at
+    # every batch shape, for the KV stream's L2 policy and the maps' promotion by head count
+    "h32": ((32, 128, 16384), (32, 64, 16384), (32, 128, 4096), (32, 64, 4096), (32, 16, 4096),
+            (32, 64, 1024), (32, 32, 4096, 2), (64, 64, 4096), (64, 128, 8192), (64, 32, 16384),
+            (64, 16, 4096)),
+    # 16-64 heads with MTP rows past one tile (two row tiles read each KV tile)
+    "h64mtp": ((64, 32, 4096, 2), (64, 64, 4096, 2), (64, 16, 8192, 2), (32, 32, 4096, 4),
+               (32, 64, 2048, 4), (32, 64, 4096, 3), (16, 32, 4096, 8), (16, 64, 2048, 8)),
     # one B=1 case each (quick latency A/Bs, e.g. of a probe build valid for one plan shape)
     "b1h128": ((128, 1, 1024),), "b1h16": ((16, 1, 1024),),
     # few heads (DRAM-bound) at every batch shape, MTP rows filling the tile, TP2 / TP4 heads

@@ -118,14 +118,19 @@ inline bool encode_kv_wide_map(CUtensorMap* map, const void* base, int64_t strid
 // - H100: 0.996-1.01x either way (its few-head streams go evict-normal, kKvNormalMaxHeads);
 // - promotion off for every map instead: H=128 compute rows 0.96-1.005x and a paced H=16 B=64
 //   L=1024 0.70x after do_bench's flush, hence the limits.
-#ifndef MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS  // (A/B builds; 0: promotion for every stream)
+// - H200, up to 64 heads together with the evict-normal stream (kv_evict_normal_heads_for;
+//   logs/sm90_s31_2026-11-27 run 5): H=32 and H=64 (one row tile per request, DRAM-bound
+//   there) B 32-128 L 4096-16384 1.02-1.05x after do_bench's flush and 1.04-1.07x after a read
+//   flush (TP4 H=32 B=64 L=4096 1.03 / 1.06x, TP2 H=64 1.02 / 1.07x); H=32 B=128 L=16384
+//   0.99-1.0x; short items, MTP and B=16 rows 0.98-1.03x.
+// The limit follows the device (kv_promotion_none_heads_for): MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS
+// on one as DRAM-scarce as an H100, MLAW_SM90_KV_PROMOTION_NONE_AMPLE_HEADS elsewhere.
+#ifndef MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS  // (A/B builds; 0: promotion on an H100)
 #define MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS 16
 #endif
-inline int kv_map_promotion(const MlaRunArgs& a) {
-  return a.num_heads <= MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS
-             ? int(CU_TENSOR_MAP_L2_PROMOTION_NONE)
-             : int(MLAW_SM90_L2_PROMOTION);
-}
+#ifndef MLAW_SM90_KV_PROMOTION_NONE_AMPLE_HEADS  // (A/B builds; 0: promotion on an H200)
+#define MLAW_SM90_KV_PROMOTION_NONE_AMPLE_HEADS 64
+#endif
 
 // Paced KV loads. Where the grid is busy but each CTA's work is short (one work item of
 // kPacedMinTiles..kPacedMaxTiles tiles, at least kPacedMinItemsPct % of the CTAs
@@ -177,19 +182,30 @@ inline int paced_box_rows_for(int bytes) {
 }
 // The KV stream's evict-normal head limit (mla_kernel.cuh kKvNormalMaxHeads) for a device whose
 // DRAM gives `bytes` per SM clock: kKvNormalMaxHeads on one as scarce as an H100's (<= 14),
-// else MLAW_SM90_KV_NORMAL_AMPLE_HEADS (16: the streams whose whole-tile maps go without L2
-// promotion, kv_map_promotion).
+// else MLAW_SM90_KV_NORMAL_AMPLE_HEADS (64, as the whole-tile maps' unpromoted streams there:
+// kv_promotion_none_heads_for; kKvNormalMaxHeads = 0 turns it off everywhere).
 // - H100, the four memory-bound rows: evict-normal 1.018-1.034x (logs/sm90_s23_2026-11-27
 //   run 5).
 // - H200: with 256-byte promotion, evict-normal ran those rows 0.88-0.97x (s23 run 7); without
 //   promotion, 1.025-1.060x after do_bench's dirty flush in two rounds and 0.986-1.001x after a
-//   read flush; at H=128 0.95-0.97x (logs/sm90_s30_2026-11-27 run 3).
+//   read flush; at H=128 0.95-0.97x (logs/sm90_s30_2026-11-27 run 3); at H=32 and H=64, with
+//   unpromoted maps, see MLAW_SM90_KV_PROMOTION_NONE_AMPLE_HEADS (session 31).
 #ifndef MLAW_SM90_KV_NORMAL_AMPLE_HEADS  // (A/B builds; 0: evict-first on an H200)
-#define MLAW_SM90_KV_NORMAL_AMPLE_HEADS 16
+#define MLAW_SM90_KV_NORMAL_AMPLE_HEADS 64
 #endif
 inline int kv_evict_normal_heads_for(int bytes) {
-  return dram_scarce(bytes) ? kKvNormalMaxHeads
-                            : std::min(kKvNormalMaxHeads, MLAW_SM90_KV_NORMAL_AMPLE_HEADS);
+  if (kKvNormalMaxHeads <= 0) return 0;
+  return dram_scarce(bytes) ? kKvNormalMaxHeads : MLAW_SM90_KV_NORMAL_AMPLE_HEADS;
+}
+// The whole-tile KV maps' head limit for going without L2 promotion (see
+// MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS) on a device whose DRAM gives `bytes` per SM clock.
+inline int kv_promotion_none_heads_for(int bytes) {
+  return dram_scarce(bytes) ? MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS
+                            : MLAW_SM90_KV_PROMOTION_NONE_AMPLE_HEADS;
+}
+inline int kv_map_promotion(const MlaRunArgs& a, int bytes) {
+  return a.num_heads <= kv_promotion_none_heads_for(bytes) ? int(CU_TENSOR_MAP_L2_PROMOTION_NONE)
+                                                          : int(MLAW_SM90_L2_PROMOTION);
 }
 // dram_bytes_per_sm_clock of the current device (its attributes read once per device), 0 where
 // unknown.
@@ -274,7 +290,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
                               a.kpe_stride_page};
   const int paced = kv_paced_rows(a, dram_bytes);
   const int whole = tma_box_tokens(a.page_size);
-  const int promotion = kv_map_promotion(a);
+  const int promotion = kv_map_promotion(a, dram_bytes);
   const int promotion_none = promotion == int(CU_TENSOR_MAP_L2_PROMOTION_NONE);
   // (whether there are paced maps and the promotion are part of the key: page sizes stay
   // below 2^16)

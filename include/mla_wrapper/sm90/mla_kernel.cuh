@@ -325,7 +325,7 @@ __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int 
 
 // The KV stream's L2 policy: evict-first, except in the paged kernel where few heads read the
 // stream (launcher.cuh kv_evict_normal_heads_for: at most kKvNormalMaxHeads on a device whose
-// DRAM is as scarce per SM clock as an H100's, at most 16 on an H200; one row tile per request:
+// DRAM is as scarce per SM clock as an H100's, at most 64 on an H200; one row tile per request:
 // the memory-bound decode) and the CTA's item is not short (kKvFirstShort) or paced.
 // H100 (logs/sm90_s23_2026-11-27): evict-normal ran 1.018-1.034x faster on the four
 // memory-bound rows (H=16, B 64 / 128, L 4096 / 16384; 1.02x at H=32 and MTP; do_bench after its
@@ -342,6 +342,15 @@ constexpr int kKvNormalMaxHeads = MLAW_SM90_KV_NORMAL_MAX_HEADS;
 #define MLAW_SM90_KV_FIRST_SHORT 1
 #endif
 constexpr bool kKvFirstShort = MLAW_SM90_KV_FIRST_SHORT != 0;
+// Items of a request whose rows fill two or more whole row tiles (MTP rows at 16-64 heads: CTAs
+// of a lockstep group read each KV tile, as at H=128) stay evict-first. H200, against
+// evict-normal there (logs/sm90_s31_2026-11-27 run 7): H=64 qo 2 and H=32 qo 4, B 16-64,
+// 1.004-1.034x; a request of 96 rows (H=32 qo 3: a full tile and a partial one) keeps
+// evict-normal, which ran it 1.03-1.08x faster (runs 6-7). (A/B builds: 0 turns this off.)
+#ifndef MLAW_SM90_KV_FIRST_MULTI_TILE
+#define MLAW_SM90_KV_FIRST_MULTI_TILE 1
+#endif
+constexpr bool kKvFirstMultiTile = MLAW_SM90_KV_FIRST_MULTI_TILE != 0;
 template <typename T, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const KvTensorMaps& maps, int w_begin_in, int w_end_in,
@@ -390,8 +399,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
                             item.num_tiles <= kPacedMaxTiles &&
                             num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
     paced = maps.paced_rows > 0 && short_item;
-    policy = normal_heads && !paced && !(kKvFirstShort && short_item) ? normal_policy
-                                                                      : first_policy;
+    const int rows = item.qo_len * args.num_heads;  // (the request's)
+    const bool multi_tile = kKvFirstMultiTile && rows > kRowsPerTile && rows % kRowsPerTile == 0;
+    policy = normal_heads && !multi_tile && !paced && !(kKvFirstShort && short_item)
+                 ? normal_policy
+                 : first_policy;
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
     // validity test, the gather mode's slot range) only as the tile starts: a test right after
