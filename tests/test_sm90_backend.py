@@ -200,10 +200,10 @@ def test_paced_box_rows_follow_the_device(host_program):
     """launcher.cuh's paced KV box size: 8 tokens where the DRAM gives <= 14 bytes per SM clock
     (an H100 SXM: 12.8; an H100 PCIe: 10.2), else 16 (an H200: 18.8; an H20: 26.6), 16 where
     an attribute is missing; on a device the H100 took 8 and the H200 16 (session 22 runs 1-2,
-    benchmarks/results/logs/sm90_s22_2026-11-27). The same devices get the KV stream's
-    evict-normal policy for <= 32 heads (mla_kernel.cuh kKvNormalMaxHeads) and unpromoted
-    whole-tile maps for <= 16, the others both for <= 64 (session 23 runs 5 and 7, session 30
-    run 3, session 31 run 5). Pure host arithmetic, compiled with nvcc."""
+    benchmarks/results/logs/sm90_s22_2026-11-27). The KV stream's L2 policy does not follow the
+    device: evict-normal (mla_kernel.cuh kKvNormalMaxHeads) and unpromoted whole-tile maps for
+    <= 64 heads on every device (session 31 run 5 on an H200, session 32 run 2 on an H100).
+    Pure host arithmetic, compiled with nvcc."""
     from mla_wrapper.jit import env
 
     source = r'''
@@ -211,23 +211,24 @@ def test_paced_box_rows_follow_the_device(host_program):
 #include "mla_wrapper/sm90/launcher.cuh"
 using namespace mlaw::sm90;
 int main() {
-  struct Dev { const char* name; int bus_bits, mem_khz, sm_khz, sms, bytes, rows, heads, unpromoted; };
+  struct Dev { const char* name; int bus_bits, mem_khz, sm_khz, sms, bytes, rows; };
   const Dev devs[] = {
-      {"H100 SXM", 5120, 2619000, 1980000, 132, 13, 8, 32, 16},
-      {"H100 PCIe", 5120, 1593000, 1755000, 114, 10, 8, 32, 16},
-      {"H200", 6144, 3201000, 1980000, 132, 19, 16, 64, 64},
-      {"H20", 6144, 2619000, 1980000, 78, 26, 16, 64, 64},
-      {"unknown", 0, 3201000, 1980000, 132, 0, 16, 64, 64},
+      {"H100 SXM", 5120, 2619000, 1980000, 132, 13, 8},
+      {"H100 PCIe", 5120, 1593000, 1755000, 114, 10, 8},
+      {"H200", 6144, 3201000, 1980000, 132, 19, 16},
+      {"H20", 6144, 2619000, 1980000, 78, 26, 16},
+      {"unknown", 0, 3201000, 1980000, 132, 0, 16},
   };
   int bad = 0;
   for (const Dev& d : devs) {
     const int b = dram_bytes_per_sm_clock(d.bus_bits, d.mem_khz, d.sm_khz, d.sms);
     const int r = paced_box_rows_for(b);
-    const int h = kv_evict_normal_heads_for(b);
-    const int u = kv_promotion_none_heads_for(b);
-    std::printf("%s %d %d %d %d\n", d.name, b, r, h, u);
-    bad += b != d.bytes || r != d.rows || h != d.heads || u != d.unpromoted;
+    std::printf("%s %d %d\n", d.name, b, r);
+    bad += b != d.bytes || r != d.rows;
   }
+  std::printf("evict-normal <= %d heads, unpromoted maps <= %d\n", kv_evict_normal_heads(),
+              kv_promotion_none_heads());
+  bad += kv_evict_normal_heads() != 64 || kv_promotion_none_heads() != 64;
   return bad;
 }
 '''

@@ -157,12 +157,11 @@ def test_sm90_kv_maps_are_taken(workspace, poison, page_size, fused, tma, wide):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("heads,promotion_none", [(1, 1), (16, 1), (32, None), (64, None),
-                                                  (128, 0)])
+@pytest.mark.parametrize("heads,promotion_none", [(1, 1), (16, 1), (32, 1), (64, 1), (128, 0)])
 def test_sm90_kv_maps_promotion(workspace, poison, heads, promotion_none):
     """The whole-tile KV maps go without L2 promotion where few heads read the stream
-    (launcher.cuh kv_map_promotion: <= 16 heads on an H100, <= 64 on an H200: None above, the
-    device's rule) and with 256-byte promotion otherwise; results are correct either way (a map
+    (launcher.cuh kv_map_promotion: <= 64 heads, on every device since session 32) and with
+    256-byte promotion otherwise; results are correct either way (a map
     encoded with the other choice only runs slower), so only this query sees the choice: it
     reports the flag recorded with the maps where they were encoded."""
     if torch.cuda.get_device_capability()[0] != 9:
@@ -173,10 +172,8 @@ def test_sm90_kv_maps_promotion(workspace, poison, heads, promotion_none):
     w = new_wrapper(workspace, backend="sm90")
     plan_run_check(w, b, False, poison)
     maps = sm90.kv_maps(w._impl.module, w._impl.args_ptr)
-    if promotion_none is None:  # 32 / 64 heads: unpromoted where the stream is evict-normal to
-        # 64 heads (a device with DRAM to spare per SM clock, kv_evict_normal_heads_for)
-        promotion_none = int(maps["evict_normal_max_heads"] >= 64)
     assert maps["enabled"] == 1 and maps["promotion_none"] == promotion_none, maps
+    assert maps["evict_normal_max_heads"] == 64, maps
 
 
 # Late score outliers: (position in the request as a fraction of kv_len, factor); each planted

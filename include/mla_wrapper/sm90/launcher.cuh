@@ -118,18 +118,16 @@ inline bool encode_kv_wide_map(CUtensorMap* map, const void* base, int64_t strid
 // - H100: 0.996-1.01x either way (its few-head streams go evict-normal, kKvNormalMaxHeads);
 // - promotion off for every map instead: H=128 compute rows 0.96-1.005x and a paced H=16 B=64
 //   L=1024 0.70x after do_bench's flush, hence the limits.
-// - H200, up to 64 heads together with the evict-normal stream (kv_evict_normal_heads_for;
-//   logs/sm90_s31_2026-11-27 run 5): H=32 and H=64 (one row tile per request, DRAM-bound
-//   there) B 32-128 L 4096-16384 1.02-1.05x after do_bench's flush and 1.04-1.07x after a read
-//   flush (TP4 H=32 B=64 L=4096 1.03 / 1.06x, TP2 H=64 1.02 / 1.07x); H=32 B=128 L=16384
-//   0.99-1.0x; short items, MTP and B=16 rows 0.98-1.03x.
-// The limit follows the device (kv_promotion_none_heads_for): MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS
-// on one as DRAM-scarce as an H100, MLAW_SM90_KV_PROMOTION_NONE_AMPLE_HEADS elsewhere.
-#ifndef MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS  // (A/B builds; 0: promotion on an H100)
-#define MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS 16
-#endif
-#ifndef MLAW_SM90_KV_PROMOTION_NONE_AMPLE_HEADS  // (A/B builds; 0: promotion on an H200)
-#define MLAW_SM90_KV_PROMOTION_NONE_AMPLE_HEADS 64
+// - up to 64 heads together with the evict-normal stream (kv_evict_normal_heads): H=32 and
+//   H=64 (one row tile per request, DRAM-bound there) B 32-128 L 4096-16384, H200
+//   (logs/sm90_s31_2026-11-27 run 5): 1.02-1.05x after do_bench's flush and 1.04-1.07x after a
+//   read flush (TP4 H=32 B=64 L=4096 1.03 / 1.06x, TP2 H=64 1.02 / 1.07x), H=32 B=128 L=16384
+//   0.99-1.0x, short items, MTP and B=16 rows 0.98-1.03x; H100 (logs/sm90_s32_2026-11-27 run 2,
+//   against evict-normal to 32 heads and promotion off to 16): H=64 1.002-1.034x after
+//   do_bench's flush (B=128 L=8192 1.022x, B=32 L=16384 1.034x) and 0.998-1.005x after a read
+//   flush, H=32 0.995-1.010x.
+#ifndef MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS  // (A/B builds; 0: promotion everywhere)
+#define MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS 64
 #endif
 
 // Paced KV loads. Where the grid is busy but each CTA's work is short (one work item of
@@ -171,7 +169,7 @@ inline int dram_bytes_per_sm_clock(int bus_bits, int mem_khz, int sm_khz, int sm
   return std::max(1, int(bus_bits / 8.0 * mem_khz * 2.0 / (double(sms) * sm_khz) + 0.5));
 }
 // Whether a device whose DRAM gives `bytes` per SM clock (0: unknown) is as DRAM-scarce as an
-// H100: the paced boxes' size and the KV stream's L2 policy follow it.
+// H100: the paced boxes' size follows it.
 inline bool dram_scarce(int bytes) {
   return bytes > 0 && bytes <= MLAW_SM90_PACED_ROWS8_MAX_BYTES;
 }
@@ -180,32 +178,22 @@ inline int paced_box_rows_for(int bytes) {
   if (MLAW_SM90_PACED_ROWS > 0) return MLAW_SM90_PACED_ROWS;
   return dram_scarce(bytes) ? 8 : 16;
 }
-// The KV stream's evict-normal head limit (mla_kernel.cuh kKvNormalMaxHeads) for a device whose
-// DRAM gives `bytes` per SM clock: kKvNormalMaxHeads on one as scarce as an H100's (<= 14),
-// else MLAW_SM90_KV_NORMAL_AMPLE_HEADS (64, as the whole-tile maps' unpromoted streams there:
-// kv_promotion_none_heads_for; kKvNormalMaxHeads = 0 turns it off everywhere).
+// The KV stream's evict-normal head limit (mla_kernel.cuh kKvNormalMaxHeads; 0 turns it off).
+// It once followed the device (an H100 to 32 heads, with unpromoted maps to 16; an H200 to 64,
+// sessions 30-31): the H100's A/B at 64 heads in session 32 (MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS)
+// made the two rules one.
 // - H100, the four memory-bound rows: evict-normal 1.018-1.034x (logs/sm90_s23_2026-11-27
 //   run 5).
 // - H200: with 256-byte promotion, evict-normal ran those rows 0.88-0.97x (s23 run 7); without
 //   promotion, 1.025-1.060x after do_bench's dirty flush in two rounds and 0.986-1.001x after a
-//   read flush; at H=128 0.95-0.97x (logs/sm90_s30_2026-11-27 run 3); at H=32 and H=64, with
-//   unpromoted maps, see MLAW_SM90_KV_PROMOTION_NONE_AMPLE_HEADS (session 31).
-#ifndef MLAW_SM90_KV_NORMAL_AMPLE_HEADS  // (A/B builds; 0: evict-first on an H200)
-#define MLAW_SM90_KV_NORMAL_AMPLE_HEADS 64
-#endif
-inline int kv_evict_normal_heads_for(int bytes) {
-  if (kKvNormalMaxHeads <= 0) return 0;
-  return dram_scarce(bytes) ? kKvNormalMaxHeads : MLAW_SM90_KV_NORMAL_AMPLE_HEADS;
-}
+//   read flush; at H=128 0.95-0.97x (logs/sm90_s30_2026-11-27 run 3).
+inline int kv_evict_normal_heads() { return kKvNormalMaxHeads > 0 ? kKvNormalMaxHeads : 0; }
 // The whole-tile KV maps' head limit for going without L2 promotion (see
-// MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS) on a device whose DRAM gives `bytes` per SM clock.
-inline int kv_promotion_none_heads_for(int bytes) {
-  return dram_scarce(bytes) ? MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS
-                            : MLAW_SM90_KV_PROMOTION_NONE_AMPLE_HEADS;
-}
-inline int kv_map_promotion(const MlaRunArgs& a, int bytes) {
-  return a.num_heads <= kv_promotion_none_heads_for(bytes) ? int(CU_TENSOR_MAP_L2_PROMOTION_NONE)
-                                                          : int(MLAW_SM90_L2_PROMOTION);
+// MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS).
+inline int kv_promotion_none_heads() { return MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS; }
+inline int kv_map_promotion(const MlaRunArgs& a) {
+  return a.num_heads <= kv_promotion_none_heads() ? int(CU_TENSOR_MAP_L2_PROMOTION_NONE)
+                                                  : int(MLAW_SM90_L2_PROMOTION);
 }
 // dram_bytes_per_sm_clock of the current device (its attributes read once per device), 0 where
 // unknown.
@@ -283,14 +271,13 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   none.wide = 0;
   none.promotion_none = 0;
   if (!std::is_same<Kv, PagedKv>::value) return none;
-  const int dram_bytes = device_dram_bytes_per_sm_clock();
-  none.evict_normal_max_heads = kv_evict_normal_heads_for(dram_bytes);
+  none.evict_normal_max_heads = kv_evict_normal_heads();
   if (!MLAW_SM90_TMA || a.num_pages <= 0 || tma_box_tokens(a.page_size) == 0) return none;
   const int64_t strides[4] = {a.ckv_stride_token, a.ckv_stride_page, a.kpe_stride_token,
                               a.kpe_stride_page};
-  const int paced = kv_paced_rows(a, dram_bytes);
+  const int paced = kv_paced_rows(a, device_dram_bytes_per_sm_clock());
   const int whole = tma_box_tokens(a.page_size);
-  const int promotion = kv_map_promotion(a, dram_bytes);
+  const int promotion = kv_map_promotion(a);
   const int promotion_none = promotion == int(CU_TENSOR_MAP_L2_PROMOTION_NONE);
   // (whether there are paced maps and the promotion are part of the key: page sizes stay
   // below 2^16)

@@ -258,7 +258,7 @@ struct KvTensorMaps {
                    // kPacedMinTiles..kPacedMaxTiles tiles loads them through the paced maps);
                    // 0: no CTA is paced
   int evict_normal_max_heads;  // the KV stream's L2 policy (produce): evict-normal for at most
-                               // this many heads (launcher.cuh kv_evict_normal_heads_for)
+                               // this many heads (launcher.cuh kv_evict_normal_heads)
   int promotion_none;  // host-side record: the whole-tile maps were encoded without L2
                        // promotion (launcher.cuh kv_map_promotion); the kernel does not read it
 };
@@ -324,15 +324,15 @@ __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int 
 }
 
 // The KV stream's L2 policy: evict-first, except in the paged kernel where few heads read the
-// stream (launcher.cuh kv_evict_normal_heads_for: at most kKvNormalMaxHeads on a device whose
-// DRAM is as scarce per SM clock as an H100's, at most 64 on an H200; one row tile per request:
-// the memory-bound decode) and the CTA's item is not short (kKvFirstShort) or paced.
+// stream (at most kKvNormalMaxHeads, launcher.cuh kv_evict_normal_heads; one row tile per
+// request: the memory-bound decode) and the CTA's item is not short (kKvFirstShort) or paced.
 // H100 (logs/sm90_s23_2026-11-27): evict-normal ran 1.018-1.034x faster on the four
 // memory-bound rows (H=16, B 64 / 128, L 4096 / 16384; 1.02x at H=32 and MTP; do_bench after its
 // dirty flush, reproduced in one run; run 5); at H=128 (two CTAs of a lockstep pair read each
-// tile) 0.91-0.96x, and on paced CTAs 0.89x (run 4). H200: see kv_evict_normal_heads_for.
+// tile) 0.91-0.96x, and on paced CTAs 0.89x (run 4). H200, and 33-64 heads (with unpromoted
+// maps): see launcher.cuh kv_evict_normal_heads and MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS.
 #ifndef MLAW_SM90_KV_NORMAL_MAX_HEADS  // (A/B builds; 0: evict-first everywhere)
-#define MLAW_SM90_KV_NORMAL_MAX_HEADS 32
+#define MLAW_SM90_KV_NORMAL_MAX_HEADS 64
 #endif
 constexpr int kKvNormalMaxHeads = MLAW_SM90_KV_NORMAL_MAX_HEADS;
 // Short items on a busy grid (the paced test's, also where no paced maps exist: pages of 1-16
