@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -212,6 +213,11 @@ def print_spans(w, what, run_us):
     per_tile = (us[busy, 3] - us[busy, 2]) / np.maximum(tiles - 1, 1)
     print(f"  tiles per CTA {tiles.min()}..{tiles.max()}; us per tile after the first "
           + " / ".join(f"{x:.3f}" for x in np.percentile(per_tile, [0, 10, 50, 90, 100])))
+    if os.environ.get("MLA_WRAPPER_RESULTS_DIR"):  # the raw spans, for a per-request look
+        name = "_".join(x for x in what.split() if not x.startswith("-"))
+        out = Path(os.environ["MLA_WRAPPER_RESULTS_DIR"]) / f"spans_{name.replace('=', '')}.npy"
+        np.save(out, t)
+        print(f"  raw spans [CTA, event] (global timer ns; event 5 = tiles) in {out.name}")
     order = np.argsort(us[:, 4] * busy)[::-1][:6]
     print("  last to finish: " + "; ".join(
         f"cta {c} ({t[c, 5]} tiles): first tile {us[c, 2]:.1f}, last P V {us[c, 3]:.1f}, "
