@@ -168,7 +168,8 @@ def main():
         cases = [([100], 1, 16, 64, torch.bfloat16), ([300, 0, 65], 2, 16, 16, torch.bfloat16),
                  ([200], 1, 128, 1, torch.float16), ([150] * 3, 1, 64, 64, torch.bfloat16),
                  ([256] * 66, 1, 16, 64, torch.bfloat16),  # cluster pairs on 132 CTAs
-                 ([4096], 1, 16, 64, torch.float16)]  # B=1: items halved on pairs
+                 ([4096], 1, 16, 64, torch.float16),  # B=1: items halved on pairs
+                 ([2048] * 16, 1, 16, 64, torch.bfloat16)]  # paced CTAs of 4 tiles
     for kv_lens, qo, h, ps, dt in ([] if args.ab_only else cases):
         try:
             bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant)

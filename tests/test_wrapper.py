@@ -130,7 +130,16 @@ def test_paced_kv_loads(workspace, poison, page_size, heads, qo_len, planned_bac
     each request's last tile, partial, through cp.async."""
     b = make_batch(PACED_LENS, qo_len, heads, page_size, torch.bfloat16, fused_cache=page_size != 32,
                    seed=page_size + heads + qo_len)
-    plan_run_check(new_wrapper(workspace, backend=planned_backend), b, qo_len > 1, poison)
+    w = new_wrapper(workspace, backend=planned_backend)
+    plan_run_check(w, b, qo_len > 1, poison)
+    if planned_backend == "sm90" and page_size >= 32:
+        # the paced boxes follow the device (launcher.cuh paced_box_rows_for, paced_tiles_for):
+        # 8 tokens for every tile on an H100-like device (DRAM-scarce per SM clock), else 16
+        # tokens for a CTA's first two tiles, its later tiles whole (run above, checked)
+        from mla_wrapper.backends import sm90
+
+        maps = sm90.kv_maps(w._impl.module, w._impl.args_ptr)
+        assert (maps["paced_rows"], maps["paced_tiles"]) in ((8, 0), (16, 2)), maps
 
 
 @pytest.mark.gpu

@@ -31,7 +31,8 @@ _ABI = FamilyABI("sm90", MAX_HEADS)
 RUN_EXPORT = _ABI.run_export          # "mlaw_sm90_mla_run"
 dtype_name, why_not, supports, launch, kernel_config = _ABI.interface()
 KV_MAPS_EXPORT = "mlaw_sm90_kv_maps"  # the paged cache's TMA maps for given run arguments
-KV_MAPS_KEYS = ("enabled", "wide", "paced_rows", "evict_normal_max_heads", "promotion_none")
+KV_MAPS_KEYS = ("enabled", "wide", "paced_rows", "evict_normal_max_heads", "promotion_none",
+                "paced_tiles")
 EXPORTS = _ABI.exports + (Export(KV_MAPS_EXPORT, ("ptr", "ptr")),)
 
 

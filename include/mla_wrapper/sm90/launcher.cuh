@@ -169,7 +169,7 @@ inline int dram_bytes_per_sm_clock(int bus_bits, int mem_khz, int sm_khz, int sm
   return std::max(1, int(bus_bits / 8.0 * mem_khz * 2.0 / (double(sms) * sm_khz) + 0.5));
 }
 // Whether a device whose DRAM gives `bytes` per SM clock (0: unknown) is as DRAM-scarce as an
-// H100: the paced boxes' size follows it.
+// H100: the paced boxes' size and how many of a paced CTA's tiles use them follow it.
 inline bool dram_scarce(int bytes) {
   return bytes > 0 && bytes <= MLAW_SM90_PACED_ROWS8_MAX_BYTES;
 }
@@ -177,6 +177,26 @@ inline bool dram_scarce(int bytes) {
 inline int paced_box_rows_for(int bytes) {
   if (MLAW_SM90_PACED_ROWS > 0) return MLAW_SM90_PACED_ROWS;
   return dram_scarce(bytes) ? 8 : 16;
+}
+// How many of a paced CTA's tiles go in paced boxes (KvTensorMaps::paced_tiles; 0: all) on a
+// device whose DRAM gives `bytes` per SM clock: all on one as DRAM-scarce as an H100, the first
+// two elsewhere. Paced boxes win after do_bench's flush (50 MB of dirty lines in L2) and lose
+// after a read flush (clean lines, as between a model's layers), in one process each
+// (logs/sm90_s32_2026-11-27 runs 5-8; the paced rows: H=16, 1-128 requests of 1024-16384
+// tokens, MTP qo 4; the short ones are those that move):
+// - no paced loads: H200 0.90-0.96x after do_bench's flush, 1.03-1.07x after a read flush;
+//   H100 0.88-0.94x / 1.01-1.04x;
+// - the first two tiles paced: H200 0.99-1.01x / 1.02-1.05x (H=16 B=16 L=4096 0.996 / 1.036x,
+//   B=32 1.051x after a read flush), the first one only 0.97-1.01x / 0.985-1.05x, 32-token
+//   boxes 0.976-1.0x / 0.99-1.04x; H100 0.97-0.98x / 0.99-1.02x (the first four 0.97x /
+//   0.98-1.005x): an H100 keeps every tile paced.
+// MLAW_SM90_PACED_FIRST_TILES >= 0 forces a count (A/B builds).
+#ifndef MLAW_SM90_PACED_FIRST_TILES
+#define MLAW_SM90_PACED_FIRST_TILES -1
+#endif
+inline int paced_tiles_for(int bytes) {
+  if (MLAW_SM90_PACED_FIRST_TILES >= 0) return MLAW_SM90_PACED_FIRST_TILES;
+  return dram_scarce(bytes) ? 0 : 2;
 }
 // The KV stream's evict-normal head limit (mla_kernel.cuh kKvNormalMaxHeads; 0 turns it off).
 // It once followed the device (an H100 to 32 heads, with unpromoted maps to 16; an H200 to 64,
@@ -267,6 +287,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   KvTensorMaps none;
   none.enabled = 0;
   none.paced_rows = 0;
+  none.paced_tiles = 0;
   none.evict_normal_max_heads = 0;
   none.wide = 0;
   none.promotion_none = 0;
@@ -275,7 +296,8 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   if (!MLAW_SM90_TMA || a.num_pages <= 0 || tma_box_tokens(a.page_size) == 0) return none;
   const int64_t strides[4] = {a.ckv_stride_token, a.ckv_stride_page, a.kpe_stride_token,
                               a.kpe_stride_page};
-  const int paced = kv_paced_rows(a, device_dram_bytes_per_sm_clock());
+  const int dram_bytes = device_dram_bytes_per_sm_clock();
+  const int paced = kv_paced_rows(a, dram_bytes);
   const int whole = tma_box_tokens(a.page_size);
   const int promotion = kv_map_promotion(a);
   const int promotion_none = promotion == int(CU_TENSOR_MAP_L2_PROMOTION_NONE);
@@ -285,6 +307,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
       a.ckv, a.kpe, strides, a.page_size | (paced > 0) << 16 | promotion_none << 17,
       a.num_pages, 10, [&](KvTensorMaps& m) {
         m.paced_rows = paced;
+        m.paced_tiles = paced > 0 ? paced_tiles_for(dram_bytes) : 0;
         m.evict_normal_max_heads = none.evict_normal_max_heads;
         m.promotion_none = promotion_none;
         m.enabled =

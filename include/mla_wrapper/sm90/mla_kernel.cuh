@@ -21,7 +21,7 @@
 //     Either way the producer does not wait for its copies, so both stages can be in flight.
 //     Paced loads (launcher.cuh kv_paced_rows): where the grid is busy and a CTA's only item is
 //     short (2-16 tiles), its TMA tiles go in 8- (H100) or 16-token (H200) boxes, which pace
-//     its requests (1.01-1.06x there). Only warp 0 polls `empty`; the others wait at a named
+//     its requests (1.01-1.06x there); on an H200 only its first two tiles (paced_tiles_for). Only warp 0 polls `empty`; the others wait at a named
 //     barrier (kBarStageFree).
 //   Both roles read a work item's one record (it carries its request's fields, plan.h), so a
 //     B=1 CTA starts its Q and page-id loads after two plan loads (cta_work_indptr, the record)
@@ -257,6 +257,8 @@ struct KvTensorMaps {
   int paced_rows;  // tokens per box of a paced CTA's tiles (a CTA whose only item has
                    // kPacedMinTiles..kPacedMaxTiles tiles loads them through the paced maps);
                    // 0: no CTA is paced
+  int paced_tiles;  // a paced CTA's first this many tiles go in paced boxes, the rest whole
+                    // (launcher.cuh paced_tiles_for); 0: all of them
   int evict_normal_max_heads;  // the KV stream's L2 policy (produce): evict-normal for at most
                                // this many heads (launcher.cuh kv_evict_normal_heads)
   int promotion_none;  // host-side record: the whole-tile maps were encoded without L2
@@ -455,10 +457,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           mbar_arrive_expect_tx(&full[stage], issuer_bytes);
           // A paced CTA's boxes hold maps.paced_rows tokens, all 9 column blocks of a group
           // before the next group (see launcher.cuh kv_paced_rows).
-          const CUtensorMap* ckv_map = paced ? &maps.ckv_paced : &maps.ckv;
-          const CUtensorMap* kpe_map = paced ? &maps.kpe_paced : &maps.kpe;
-          const int rows = paced ? maps.paced_rows : box;
-          if (maps.wide && !paced) {  // the latent's 8 blocks in one box, then the rope block
+          const bool paced_tile = paced && (maps.paced_tiles <= 0 || it < maps.paced_tiles);
+          const CUtensorMap* ckv_map = paced_tile ? &maps.ckv_paced : &maps.ckv;
+          const CUtensorMap* kpe_map = paced_tile ? &maps.kpe_paced : &maps.kpe;
+          const int rows = paced_tile ? maps.paced_rows : box;
+          if (maps.wide && !paced_tile) {  // the latent's 8 blocks in one box, then the rope block
             tma_load_4d(dst_stage, &maps.ckv_wide, &full[stage], 0, tile_off, 0, pg, policy);
             tma_load_3d(dst_stage + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
                         tile_off, pg, policy);
