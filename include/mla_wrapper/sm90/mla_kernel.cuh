@@ -21,8 +21,8 @@
 //     Either way the producer does not wait for its copies, so both stages can be in flight.
 //     Paced loads (launcher.cuh kv_paced_rows): where the grid is busy and a CTA's only item is
 //     short (2-16 tiles), its TMA tiles go in 8- (H100) or 16-token (H200) boxes, which pace
-//     its requests (1.01-1.06x there); on an H200 only its first two tiles (paced_tiles_for). Only warp 0 polls `empty`; the others wait at a named
-//     barrier (kBarStageFree).
+//     its requests (1.01-1.06x there); on an H200 only its first two tiles (paced_tiles_for).
+//     Only warp 0 polls `empty`; the others wait at a named barrier (kBarStageFree).
 //   Both roles read a work item's one record (it carries its request's fields, plan.h), so a
 //     B=1 CTA starts its Q and page-id loads after two plan loads (cta_work_indptr, the record)
 //     instead of three. The dense kernel's roles also guess a CTA's first record at index
