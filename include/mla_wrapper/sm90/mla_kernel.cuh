@@ -92,6 +92,15 @@
 //   zeros in Q's unused rows (0.97-1.01x).
 // A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
 // whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
+// Room for a dequantizing stage (an FP8 e4m3 cache, the next step): only produce() knows how
+// a tile reaches its stage, so such a cache changes the producer and the maps alone. A plan:
+// TMA a tile's 36 KB of e4m3 bytes into the upper half of its 72 KB stage; the producer waits
+// for them (today it never waits for its own loads), widens them to 16-bit in place in waves
+// (each wave reads its bytes, then after a named barrier writes values that land only over
+// bytes of this or earlier waves), then arrives on `full`. The consumers, the ring and the plan
+// stay; a per-tensor scale folds into the score scale (K) and the epilogue's 1 / l (V). What it
+// must fit: the producer's 48 registers (setmaxnreg) and no shared memory to spare beside Q and
+// the two stages.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
