@@ -214,9 +214,10 @@ def print_spans(w, what, run_us):
     per_tile = (us[busy, 3] - us[busy, 2]) / np.maximum(tiles - 1, 1)
     print(f"  tiles per CTA {tiles.min()}..{tiles.max()}; us per tile after the first "
           + " / ".join(f"{x:.3f}" for x in np.percentile(per_tile, [0, 10, 50, 90, 100])))
-    if os.environ.get("MLA_WRAPPER_RESULTS_DIR"):  # the raw spans, for a per-request look
+    out_dir = os.environ.get("MLA_WRAPPER_RESULTS_DIR")
+    if out_dir:  # the raw spans, for a per-request look
         name = "_".join(x for x in what.split() if not x.startswith("-"))
-        out = Path(os.environ["MLA_WRAPPER_RESULTS_DIR"]) / f"spans_{name.replace('=', '')}.npy"
+        out = Path(out_dir) / f"spans_{name.replace('=', '')}.npy"
         np.save(out, t)
         print(f"  raw spans [CTA, event] (global timer ns; event 5 = tiles) in {out.name}")
     order = np.argsort(us[:, 4] * busy)[::-1][:6]

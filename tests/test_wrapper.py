@@ -170,9 +170,9 @@ def test_sm90_kv_maps_are_taken(workspace, poison, page_size, fused, tma, wide):
 def test_sm90_kv_maps_promotion(workspace, poison, heads, promotion_none):
     """The whole-tile KV maps go without L2 promotion where few heads read the stream
     (launcher.cuh kv_map_promotion: <= 64 heads, on every device since session 32) and with
-    256-byte promotion otherwise; results are correct either way (a map
-    encoded with the other choice only runs slower), so only this query sees the choice: it
-    reports the flag recorded with the maps where they were encoded."""
+    256-byte promotion otherwise; results are correct either way (a map encoded with the other
+    choice only runs slower), so only this query sees the choice: it reports the flag recorded
+    with the maps where they were encoded."""
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("the sm90 family runs on Hopper only")
     from mla_wrapper.backends import sm90

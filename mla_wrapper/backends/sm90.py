@@ -55,8 +55,9 @@ def kv_maps(module, run_args_ptr: int) -> dict[str, int]:
     """The TMA maps the launcher makes for the MlaRunArgs struct at host address
     ``run_args_ptr`` (as run() last packed it): whether whole tiles go by TMA ('enabled'),
     whether a tile's latent goes as one 4-D box ('wide'), the paced box tokens, the KV
-    stream's evict-normal head limit and whether the whole-tile maps go without L2 promotion
-    ('promotion_none': few heads). Host only (no launch); needs the CUDA driver."""
+    stream's evict-normal head limit, whether the whole-tile maps go without L2 promotion
+    ('promotion_none': few heads) and how many of a paced CTA's tiles use the paced boxes
+    ('paced_tiles', 0: all). Host only (no launch); needs the CUDA driver."""
     buf = (ctypes.c_int32 * len(KV_MAPS_KEYS))()
     module.call(KV_MAPS_EXPORT, run_args_ptr, ctypes.addressof(buf))
     return dict(zip(KV_MAPS_KEYS, buf))

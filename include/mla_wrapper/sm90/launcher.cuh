@@ -200,8 +200,8 @@ inline int paced_tiles_for(int bytes) {
 }
 // The KV stream's evict-normal head limit (mla_kernel.cuh kKvNormalMaxHeads; 0 turns it off).
 // It once followed the device (an H100 to 32 heads, with unpromoted maps to 16; an H200 to 64,
-// sessions 30-31): the H100's A/B at 64 heads in session 32 (MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS)
-// made the two rules one.
+// sessions 30-31): the H100's A/B at 64 heads in session 32
+// (MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS) made the two rules one.
 // - H100, the four memory-bound rows: evict-normal 1.018-1.034x (logs/sm90_s23_2026-11-27
 //   run 5).
 // - H200: with 256-byte promotion, evict-normal ran those rows 0.88-0.97x (s23 run 7); without

@@ -470,7 +470,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           const CUtensorMap* ckv_map = paced_tile ? &maps.ckv_paced : &maps.ckv;
           const CUtensorMap* kpe_map = paced_tile ? &maps.kpe_paced : &maps.kpe;
           const int rows = paced_tile ? maps.paced_rows : box;
-          if (maps.wide && !paced_tile) {  // the latent's 8 blocks in one box, then the rope block
+          if (maps.wide && !paced_tile) {  // the latent's 8 blocks in one box, then rope
             tma_load_4d(dst_stage, &maps.ckv_wide, &full[stage], 0, tile_off, 0, pg, policy);
             tma_load_3d(dst_stage + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
                         tile_off, pg, policy);
