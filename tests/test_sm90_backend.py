@@ -101,7 +101,7 @@ def test_kv_maps_calls_its_export_with_the_run_args():
     name, (args_ptr, _out) = mod.calls[-1]
     assert (name, args_ptr) == ("mlaw_sm90_kv_maps", 1234)
     assert maps == {"enabled": 1, "wide": 2, "paced_rows": 3, "evict_normal_max_heads": 4,
-                    "promotion_none": 5, "paced_tiles": 6}
+                    "promotion_none": 5, "paced_tile_mask": 6}
 
 
 def test_warmup_counts_an_unnameable_spec_as_to_build():
@@ -200,9 +200,9 @@ def test_paced_box_rows_follow_the_device(host_program):
     """launcher.cuh's paced KV box size: 8 tokens where the DRAM gives <= 14 bytes per SM clock
     (an H100 SXM: 12.8; an H100 PCIe: 10.2), else 16 (an H200: 18.8; an H20: 26.6), 16 where
     an attribute is missing; on a device the H100 took 8 and the H200 16 (session 22 runs 1-2,
-    benchmarks/results/logs/sm90_s22_2026-11-27). The same split picks how many of a paced
-    CTA's tiles use those boxes: all (0) on the H100-like devices, the first two elsewhere
-    (session 32 runs 5-8). The KV stream's L2 policy does not follow the device: evict-normal
+    benchmarks/results/logs/sm90_s22_2026-11-27). The same split picks which of a paced
+    CTA's tiles use those boxes: all on the H100-like devices, only the second elsewhere
+    (session 32 runs 5-8, session 33 runs 1-3). The KV stream's L2 policy does not follow the device: evict-normal
     (mla_kernel.cuh kKvNormalMaxHeads) and unpromoted whole-tile maps for <= 64 heads on every
     device (session 31 run 5 on an H200, session 32 run 2 on an H100).
     Pure host arithmetic, compiled with nvcc."""
@@ -213,21 +213,21 @@ def test_paced_box_rows_follow_the_device(host_program):
 #include "mla_wrapper/sm90/launcher.cuh"
 using namespace mlaw::sm90;
 int main() {
-  struct Dev { const char* name; int bus_bits, mem_khz, sm_khz, sms, bytes, rows, tiles; };
+  struct Dev { const char* name; int bus_bits, mem_khz, sm_khz, sms, bytes, rows; unsigned mask; };
   const Dev devs[] = {
-      {"H100 SXM", 5120, 2619000, 1980000, 132, 13, 8, 0},
-      {"H100 PCIe", 5120, 1593000, 1755000, 114, 10, 8, 0},
-      {"H200", 6144, 3201000, 1980000, 132, 19, 16, 2},
-      {"H20", 6144, 2619000, 1980000, 78, 26, 16, 2},
-      {"unknown", 0, 3201000, 1980000, 132, 0, 16, 2},
+      {"H100 SXM", 5120, 2619000, 1980000, 132, 13, 8, 0xffffffffu},
+      {"H100 PCIe", 5120, 1593000, 1755000, 114, 10, 8, 0xffffffffu},
+      {"H200", 6144, 3201000, 1980000, 132, 19, 16, 0x2u},
+      {"H20", 6144, 2619000, 1980000, 78, 26, 16, 0x2u},
+      {"unknown", 0, 3201000, 1980000, 132, 0, 16, 0x2u},
   };
   int bad = 0;
   for (const Dev& d : devs) {
     const int b = dram_bytes_per_sm_clock(d.bus_bits, d.mem_khz, d.sm_khz, d.sms);
     const int r = paced_box_rows_for(b);
-    const int n = paced_tiles_for(b);
-    std::printf("%s %d %d %d\n", d.name, b, r, n);
-    bad += b != d.bytes || r != d.rows || n != d.tiles;
+    const unsigned n = paced_tile_mask_for(b);
+    std::printf("%s %d %d %x\n", d.name, b, r, n);
+    bad += b != d.bytes || r != d.rows || n != d.mask;
   }
   std::printf("evict-normal <= %d heads, unpromoted maps <= %d\n", kv_evict_normal_heads(),
               kv_promotion_none_heads());

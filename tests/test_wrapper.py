@@ -133,13 +133,14 @@ def test_paced_kv_loads(workspace, poison, page_size, heads, qo_len, planned_bac
     w = new_wrapper(workspace, backend=planned_backend)
     plan_run_check(w, b, qo_len > 1, poison)
     if planned_backend == "sm90" and page_size >= 32:
-        # the paced boxes follow the device (launcher.cuh paced_box_rows_for, paced_tiles_for):
-        # 8 tokens for every tile on an H100-like device (DRAM-scarce per SM clock), else 16
-        # tokens for a CTA's first two tiles, its later tiles whole (run above, checked)
+        # the paced boxes follow the device (launcher.cuh paced_box_rows_for,
+        # paced_tile_mask_for): 8 tokens for every tile on an H100-like device (DRAM-scarce per
+        # SM clock), else 16 tokens for a CTA's second tile, its other tiles whole (run above,
+        # checked)
         from mla_wrapper.backends import sm90
 
         maps = sm90.kv_maps(w._impl.module, w._impl.args_ptr)
-        assert (maps["paced_rows"], maps["paced_tiles"]) in ((8, 0), (16, 2)), maps
+        assert (maps["paced_rows"], maps["paced_tile_mask"]) in ((8, 0xFFFFFFFF), (16, 0b10)), maps
 
 
 @pytest.mark.gpu

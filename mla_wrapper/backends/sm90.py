@@ -32,7 +32,7 @@ RUN_EXPORT = _ABI.run_export          # "mlaw_sm90_mla_run"
 dtype_name, why_not, supports, launch, kernel_config = _ABI.interface()
 KV_MAPS_EXPORT = "mlaw_sm90_kv_maps"  # the paged cache's TMA maps for given run arguments
 KV_MAPS_KEYS = ("enabled", "wide", "paced_rows", "evict_normal_max_heads", "promotion_none",
-                "paced_tiles")
+                "paced_tile_mask")
 EXPORTS = _ABI.exports + (Export(KV_MAPS_EXPORT, ("ptr", "ptr")),)
 
 
@@ -56,9 +56,10 @@ def kv_maps(module, run_args_ptr: int) -> dict[str, int]:
     ``run_args_ptr`` (as run() last packed it): whether whole tiles go by TMA ('enabled'),
     whether a tile's latent goes as one 4-D box ('wide'), the paced box tokens, the KV
     stream's evict-normal head limit, whether the whole-tile maps go without L2 promotion
-    ('promotion_none': few heads) and how many of a paced CTA's tiles use the paced boxes
-    ('paced_tiles', 0: all). Host only (no launch); needs the CUDA driver."""
-    buf = (ctypes.c_int32 * len(KV_MAPS_KEYS))()
+    ('promotion_none': few heads) and which of a paced CTA's tiles use the paced boxes
+    ('paced_tile_mask', bit i: tile i; 0xffffffff: all). Host only (no launch); needs the CUDA
+    driver."""
+    buf = (ctypes.c_uint32 * len(KV_MAPS_KEYS))()
     module.call(KV_MAPS_EXPORT, run_args_ptr, ctypes.addressof(buf))
     return dict(zip(KV_MAPS_KEYS, buf))
 

@@ -178,27 +178,32 @@ inline int paced_box_rows_for(int bytes) {
   if (MLAW_SM90_PACED_ROWS > 0) return MLAW_SM90_PACED_ROWS;
   return dram_scarce(bytes) ? 8 : 16;
 }
-// How many of a paced CTA's tiles go in paced boxes (KvTensorMaps::paced_tiles; 0: all) on a
-// device whose DRAM gives `bytes` per SM clock: all on one as DRAM-scarce as an H100, the first
-// two elsewhere. Paced boxes win after do_bench's flush (50 MB of dirty lines in L2) and lose
-// after a read flush (clean lines, as between a model's layers), in one process each
-// (logs/sm90_s32_2026-11-27 runs 5-8; the paced rows: H=16, 1-128 requests of 1024-16384
-// tokens, MTP qo 4; the short ones are those that move):
+// Which of a paced CTA's tiles go in paced boxes (KvTensorMaps::paced_tile_mask, bit i: tile i;
+// the others go whole) on a device whose DRAM gives `bytes` per SM clock: every tile on one as
+// DRAM-scarce as an H100, only the second elsewhere. Paced boxes win after do_bench's flush
+// (50 MB of dirty lines in L2) and lose after a read flush (clean lines, as between a model's
+// layers), in one process each (logs/sm90_s32_2026-11-27 runs 5-8, sm90_s33_2026-11-27 runs
+// 1-3; the paced rows: H=16, 1-128 requests of 1024-16384 tokens, MTP qo 4; the short ones are
+// those that move):
 // - no paced loads: H200 0.90-0.96x after do_bench's flush, 1.03-1.07x after a read flush;
 //   H100 0.88-0.94x / 1.01-1.04x;
-// - the first two tiles paced: H200 0.99-1.01x / 1.02-1.05x (H=16 B=16 L=4096 0.996 / 1.036x,
-//   B=32 1.051x after a read flush), the first one only 0.97-1.01x / 0.985-1.05x, 32-token
-//   boxes 0.976-1.0x / 0.99-1.04x; H100 0.97-0.98x / 0.99-1.02x (the first four 0.97x /
-//   0.98-1.005x): an H100 keeps every tile paced.
-// MLAW_SM90_PACED_FIRST_TILES >= 0 forces a count (A/B builds).
-#ifndef MLAW_SM90_PACED_FIRST_TILES
-#define MLAW_SM90_PACED_FIRST_TILES -1
+// - H200: the first two tiles paced 0.99-1.01x / 1.02-1.05x against every tile, the first one
+//   only 0.97-1.01x / 0.985-1.05x, 32-token boxes 0.976-1.0x / 0.99-1.04x; the second tile only
+//   (the first whole), against the first two: H=16 B=16 L=4096 1.010-1.012x / 1.008-1.015x, B=4
+//   and B=8 1.01-1.03x, MTP qo 4 B=32 0.983-0.989x / 1.0x, the rest 0.99-1.01x; tiles 1-2 paced
+//   0.97-1.02x / 0.99-1.015x;
+// - H100: the first two or four tiles paced 0.97-0.98x / 0.98-1.02x, the first whole and the
+//   rest paced 0.976-1.005x / 0.977-0.996x: an H100 keeps every tile paced.
+// MLAW_SM90_PACED_TILE_MASK != 0 forces a mask (A/B builds).
+#ifndef MLAW_SM90_PACED_TILE_MASK
+#define MLAW_SM90_PACED_TILE_MASK 0
 #endif
-inline int paced_tiles_for(int bytes) {
-  if (MLAW_SM90_PACED_FIRST_TILES >= 0) return MLAW_SM90_PACED_FIRST_TILES;
-  return dram_scarce(bytes) ? 0 : 2;
+inline uint32_t paced_tile_mask_for(int bytes) {
+  if (MLAW_SM90_PACED_TILE_MASK != 0) return uint32_t(MLAW_SM90_PACED_TILE_MASK);
+  return dram_scarce(bytes) ? 0xffffffffu : 0x2u;
 }
-// The KV stream's evict-normal head limit (mla_kernel.cuh kKvNormalMaxHeads; 0 turns it off).
+// The paged kernel's KV stream goes evict-normal up to this many heads (mla_kernel.cuh
+// kKvNormalMaxHeads, which the kernel tests itself; 0 turns it off).
 // It once followed the device (an H100 to 32 heads, with unpromoted maps to 16; an H200 to 64,
 // sessions 30-31): the H100's A/B at 64 heads in session 32
 // (MLAW_SM90_KV_PROMOTION_NONE_MAX_HEADS) made the two rules one.
@@ -287,12 +292,10 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   KvTensorMaps none;
   none.enabled = 0;
   none.paced_rows = 0;
-  none.paced_tiles = 0;
-  none.evict_normal_max_heads = 0;
+  none.paced_tile_mask = 0;
   none.wide = 0;
   none.promotion_none = 0;
   if (!std::is_same<Kv, PagedKv>::value) return none;
-  none.evict_normal_max_heads = kv_evict_normal_heads();
   if (!MLAW_SM90_TMA || a.num_pages <= 0 || tma_box_tokens(a.page_size) == 0) return none;
   const int64_t strides[4] = {a.ckv_stride_token, a.ckv_stride_page, a.kpe_stride_token,
                               a.kpe_stride_page};
@@ -307,8 +310,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
       a.ckv, a.kpe, strides, a.page_size | (paced > 0) << 16 | promotion_none << 17,
       a.num_pages, 10, [&](KvTensorMaps& m) {
         m.paced_rows = paced;
-        m.paced_tiles = paced > 0 ? paced_tiles_for(dram_bytes) : 0;
-        m.evict_normal_max_heads = none.evict_normal_max_heads;
+        m.paced_tile_mask = paced > 0 ? paced_tile_mask_for(dram_bytes) : 0;
         m.promotion_none = promotion_none;
         m.enabled =
             encode_kv_map(&m.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,

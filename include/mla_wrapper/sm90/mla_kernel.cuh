@@ -21,7 +21,7 @@
 //     Either way the producer does not wait for its copies, so both stages can be in flight.
 //     Paced loads (launcher.cuh kv_paced_rows): where the grid is busy and a CTA's only item is
 //     short (2-16 tiles), its TMA tiles go in 8- (H100) or 16-token (H200) boxes, which pace
-//     its requests (1.01-1.06x there); on an H200 only its first two tiles (paced_tiles_for).
+//     its requests (1.01-1.06x there); on an H200 only its second tile (paced_tile_mask_for).
 //     Only warp 0 polls `empty`; the others wait at a named barrier (kBarStageFree).
 //   Both roles read a work item's one record (it carries its request's fields, plan.h), so a
 //     B=1 CTA starts its Q and page-id loads after two plan loads (cta_work_indptr, the record)
@@ -70,7 +70,8 @@
 //     each writes 256 of the 512 columns (to out or to the pair's partial slot).
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
-//   and waiting when attention ends.
+//   and waiting when attention ends, and prefetches a line of the combine's plan into L2
+//   (prefetch_combine_plan).
 // The two consumer roles run separate copies of the tile loop (consume's `tiles`, kRole), so
 // ptxas schedules each role's wgmma pipeline on its own (1.055x at H=128 over one run-time-
 // branching loop); an item's prologue and epilogue are one copy for both (see consume).
@@ -266,10 +267,8 @@ struct KvTensorMaps {
   int paced_rows;  // tokens per box of a paced CTA's tiles (a CTA whose only item has
                    // kPacedMinTiles..kPacedMaxTiles tiles loads them through the paced maps);
                    // 0: no CTA is paced
-  int paced_tiles;  // a paced CTA's first this many tiles go in paced boxes, the rest whole
-                    // (launcher.cuh paced_tiles_for); 0: all of them
-  int evict_normal_max_heads;  // the KV stream's L2 policy (produce): evict-normal for at most
-                               // this many heads (launcher.cuh kv_evict_normal_heads)
+  uint32_t paced_tile_mask;  // bit i: a paced CTA's tile i goes in paced boxes, else whole
+                             // (launcher.cuh paced_tile_mask_for)
   int promotion_none;  // host-side record: the whole-tile maps were encoded without L2
                        // promotion (launcher.cuh kv_map_promotion); the kernel does not read it
 };
@@ -317,6 +316,7 @@ constexpr int kPacedMinItemsPct = MLAW_SM90_PACED_MIN_ITEMS_PCT;
 #define MLAW_SM90_PACED_MAX_TILES 16
 #endif
 constexpr int kPacedMaxTiles = MLAW_SM90_PACED_MAX_TILES;
+static_assert(kPacedMaxTiles <= 32, "KvTensorMaps::paced_tile_mask has a bit per tile");
 
 // ---------------------------------------------------------------------------------- producer
 // Producer named barrier (128 threads): warp 0 has seen a stage free. Only warp 0 polls the
@@ -398,7 +398,8 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);  // (its loads go out first)
   const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
   const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
-  const bool normal_heads = args.num_heads <= maps.evict_normal_max_heads;
+  const bool normal_heads =
+      std::is_same<Kv, PagedKv>::value && args.num_heads <= kKvNormalMaxHeads;
   // (read only where paced maps or the evict-normal policy exist: the plan's work items, for
   // the busy-grid test)
   const int num_items = maps.paced_rows > 0 || normal_heads ? plan.counts[0] : 0;
@@ -466,7 +467,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           mbar_arrive_expect_tx(&full[stage], issuer_bytes);
           // A paced CTA's boxes hold maps.paced_rows tokens, all 9 column blocks of a group
           // before the next group (see launcher.cuh kv_paced_rows).
-          const bool paced_tile = paced && (maps.paced_tiles <= 0 || it < maps.paced_tiles);
+          const bool paced_tile = paced && (maps.paced_tile_mask >> (it < 31 ? it : 31) & 1u);
           const CUtensorMap* ckv_map = paced_tile ? &maps.ckv_paced : &maps.ckv;
           const CUtensorMap* kpe_map = paced_tile ? &maps.kpe_paced : &maps.kpe;
           const int rows = paced_tile ? maps.paced_rows : box;
@@ -1106,6 +1107,24 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   }
 }
 
+// The combine kernel's first, dependent reads (its merge items, then their requests) prefetched
+// into L2 as attention starts, one 128-byte line per CTA: merge_info's lines, then request_info's
+// (the int workspace holds request_info right before merge_info, workspace.py). The combine's
+// CTAs mostly start as attention CTAs leave their SMs, and after an L2 flush those reads went
+// to DRAM. B=1 from a CUDA graph, against no prefetch: H200 1.006-1.027x, H100 1.009-1.032x
+// (H=128 L=1024 12.2 -> 11.8 us); split batches 0.99-1.01x (logs/sm90_s33_2026-11-27 runs 1-3).
+__device__ __forceinline__ void prefetch_combine_plan(const MlaPlan& plan) {
+  if (plan.max_merge_items <= 0) return;
+  const uintptr_t m0 = reinterpret_cast<uintptr_t>(plan.merge_info) & ~uintptr_t(127);
+  const uintptr_t m1 =
+      reinterpret_cast<uintptr_t>(plan.merge_info + int64_t(plan.max_merge_items) * kMergeFields);
+  const uintptr_t r0 = reinterpret_cast<uintptr_t>(plan.request_info) & ~uintptr_t(127);
+  const uintptr_t merge_lines = (m1 - m0 + 127) / 128;
+  const uintptr_t c = blockIdx.x;
+  const uintptr_t line = c < merge_lines ? m0 + c * 128 : r0 + (c - merge_lines) * 128;
+  if (c < merge_lines || line < m0) prefetch_line_l2(reinterpret_cast<const void*>(line));
+}
+
 // Kv: how KV tokens are found (common/kv_access.cuh: PagedKv, the page table;
 // sparse/gather.cuh: SlotGather, per-token slot ids of the top-k gather mode).
 template <typename T, typename Kv = PagedKv, bool kQTma = false>
@@ -1151,6 +1170,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       prefetch_tensor_map(maps.wide ? &maps.ckv_wide : &maps.ckv);
       prefetch_tensor_map(&maps.kpe);
     }
+    if (threadIdx.x == 64) prefetch_combine_plan(plan);
     produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
