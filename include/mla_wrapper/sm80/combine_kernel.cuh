@@ -74,9 +74,6 @@ __device__ __forceinline__ void load_partial(const P* src, float (&v)[kN]) {
 // wait() runs once in every thread before its first partial is read, after the warp's first
 // unit lookups (the plan itself was uploaded before attention ran): the separate kernel's
 // griddepcontrol.wait, so the lookups overlap the attention grid's tail.
-#ifndef MLAW_COMBINE_ROW_MAJOR
-#define MLAW_COMBINE_ROW_MAJOR 0
-#endif
 struct NoWait {
   __device__ void operator()() const {}
 };
@@ -89,8 +86,7 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
   static_assert(kVec % kLoad == 0 && kLoad % 4 == 0, "a lane's columns come in 4-wide loads");
   const int lane = threadIdx.x % 32;
   const P* partial_o = static_cast<const P*>(plan.partial_o);
-  const int num_merges = plan.counts[1];
-  const int total = num_merges * kRowsPerTile * kParts;
+  const int total = plan.counts[1] * kRowsPerTile * kParts;
   // The lanes first look up 32 of the warp's units at once (merge item, request, whether the
   // row exists: a tile's rows past qo_len x num_heads, e.g. 48 of 64 at H=16, cost one lookup
   // round per 32 units instead of a chain of dependent loads each), then the warp merges the
@@ -100,16 +96,9 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
     const int mine = base + lane * warp_stride;
     int first_slot_l = 0, num_slots_l = 0, qo_start_l = 0, row_l = -1;
     if (mine < total) {
-#if MLAW_COMBINE_ROW_MAJOR
-      const int merge = (mine / kParts) % num_merges;
-      const int r = mine / (kParts * num_merges);
-#else
-      const int merge = mine / (kParts * kRowsPerTile);
-      const int r = (mine / kParts) % kRowsPerTile;
-#endif
-      const int* mi = plan.merge_info + merge * kMergeFields;
+      const int* mi = plan.merge_info + (mine / (kParts * kRowsPerTile)) * kMergeFields;
       const int* ri = plan.request_info + mi[kMergeRequest] * kRequestFields;
-      const int row = mi[kMergeRowTile] * kRowsPerTile + r;
+      const int row = mi[kMergeRowTile] * kRowsPerTile + (mine / kParts) % kRowsPerTile;
       if (row < ri[kRequestQoLen] * args.num_heads) {
         row_l = row;
         first_slot_l = mi[kMergeFirstSlot];
@@ -125,8 +114,8 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
       const int owner = __ffs(todo) - 1;  // the lane that looked this unit up
       const int gw = base + owner * warp_stride;
       const int part = gw % kParts;
+      const int r = (gw / kParts) % kRowsPerTile;
       const int row = __shfl_sync(0xffffffffu, row_l, owner);
-      const int r = row % kRowsPerTile;
       const int first_slot = __shfl_sync(0xffffffffu, first_slot_l, owner);
       const int num_slots = __shfl_sync(0xffffffffu, num_slots_l, owner);
       const int qo_start = __shfl_sync(0xffffffffu, qo_start_l, owner);
