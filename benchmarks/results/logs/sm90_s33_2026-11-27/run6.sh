@@ -2,8 +2,7 @@
 # Session 33, device call 6 (asked for an H200; the tag names the device that came): the
 # shipped build (8660683). On an H200: the checks, memcheck and racecheck on the small cases,
 # the full grid, the middle / memory / latency rows after a read flush, the GPU suite. On an
-# H100 (run 5 verified it there): the read-flush rows and the paced rows' A/B of the H200's
-# rule (second tile only, -DMLAW_SM90_PACED_TILE_MASK=2) after a read flush.
+# H100 (run 5 verified it there): the middle / memory / latency rows after a read flush.
 B=benchmarks
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 case "$dev" in *H200*) d=h200 ;; *) d=h100 ;; esac
