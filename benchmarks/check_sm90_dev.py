@@ -96,7 +96,8 @@ def main():
     ap.add_argument("--flush", choices=("dirty", "clean"), default="dirty",
                     help="A/B timing: L2 flush between calls (harness.bench_ms)")
     ap.add_argument("--cold", action="store_true",
-                    help="--trace: flush L2 (as bench_ms does) before the traced run")
+                    help="--trace / --spans: flush L2 before the traced run, as bench_ms does "
+                    "(--flush: do_bench's zeroing, or a read flush)")
     ap.add_argument("--timeline", nargs=3, type=int, metavar=("H", "B", "L"),
                     help="kernel times inside CUDA-graph replays, sm90 next to fi_fa3")
     ap.add_argument("--power", nargs=3, type=int, metavar=("H", "B", "L"),
@@ -122,6 +123,7 @@ def main():
     if args.profile or args.trace or args.spans:
         h, batch, length = args.profile or args.trace or args.spans
         from bench_decode import PEERS, RUNNERS, make_case
+        from harness import clean_flush
 
         if args.profile and args.backend in PEERS:  # a peer under ncu
             fn, _ = RUNNERS[args.backend](make_case(h, batch, length, args.page, 1, "cuda", 0), ws)
@@ -138,15 +140,19 @@ def main():
         ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
         for i in range(3):
             if args.cold and i == 2:  # the traced run starts with a cold L2, as bench_ms's do
-                torch.empty(256 << 20, dtype=torch.int8, device="cuda").zero_()
+                if args.flush == "clean":
+                    clean_flush()
+                else:
+                    torch.empty(256 << 20, dtype=torch.int8, device="cuda").zero_()
             ev[0].record()
             w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
             ev[1].record()
         torch.cuda.synchronize()
         if args.spans:
+            state = ("" if not args.cold else " cold" if args.flush == "dirty" else
+                     " read-flushed")
             print_spans(w, f"{args.backend} {args.variant} H={h} B={batch} L={length} "
-                           f"page {args.page}{' cold' if args.cold else ''}",
-                        ev[0].elapsed_time(ev[1]) * 1e3)
+                           f"page {args.page}{state}", ev[0].elapsed_time(ev[1]) * 1e3)
         elif args.trace:
             print_trace(w, f"{args.backend} {args.variant} H={h} B={batch} L={length} "
                            f"page {args.page}")
