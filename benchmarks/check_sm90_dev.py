@@ -222,7 +222,9 @@ def print_spans(w, what, run_us):
           + " / ".join(f"{x:.3f}" for x in np.percentile(per_tile, [0, 10, 50, 90, 100])))
     out_dir = os.environ.get("MLA_WRAPPER_RESULTS_DIR")
     if out_dir:  # the raw spans, for a per-request look
-        name = "_".join(x for x in what.split() if not x.startswith("-"))
+        words = what.split()  # the variant's -D flags shortened: -DMLAW_SM90_KNOB=1 -> KNOB1
+        name = "_".join(x[2:].replace("MLAW_SM90_", "") if x.startswith("-D") else x
+                        for x in words)
         out = Path(out_dir) / f"spans_{name.replace('=', '')}.npy"
         np.save(out, t)
         print(f"  raw spans [CTA, event] (global timer ns; event 5 = tiles) in {out.name}")
