@@ -106,6 +106,8 @@ def main():
     ap.add_argument("--tag", default="", help="tag of the rows --power records (power.jsonl)")
     ap.add_argument("--data", choices=DATA, default="randn",
                     help="--power: value distribution of the inputs (bench_decode.DATA)")
+    ap.add_argument("--preceded", action="store_true",
+                    help="A/B timing: a copy kernel writes the query rows right before each run()")
     ap.add_argument("--ab-only", action="store_true",
                     help="skip the checks: only the A/B timing (a variant that is wrong on purpose)")
     ap.add_argument("--ab-cases", choices=sorted(AB_CASES), default="grid",
@@ -184,7 +186,8 @@ def main():
             print(f"ERR H={h} ps={ps} qo={qo}: {type(e).__name__}: {e}", flush=True)
     print("checks skipped (--ab-only)" if args.ab_only else f"{bad} bad of {len(cases)}")
     if args.variant and not bad:
-        ab_timing(args.backend, args.variant, ws, args.page, args.ab_cases, args.flush)
+        ab_timing(args.backend, args.variant, ws, args.page, args.ab_cases, args.flush,
+                  args.preceded)
     sys.exit(1 if bad else 0)
 
 
@@ -515,9 +518,11 @@ def planner_cost_variant(variant):
         k: int(v) for k, v in (kv.split("=") for kv in variant[5:].split(","))})
 
 
-def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty"):
+def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preceded=False):
     """Median times (L2 flushed) of the default and the variant build on the same tensors, each
-    the mean of two measurements taken in the order default, variant, variant, default."""
+    the mean of two measurements taken in the order default, variant, variant, default.
+    preceded: each timed call (and graph) is the query rows written by a copy kernel, as a
+    model's projection writes them, then run()."""
     from bench_decode import case_lens
     from harness import bench_graph_us, bench_ms
 
@@ -551,7 +556,13 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty"):
                 sm90.planner_cost = default_cost
                 planner._MODULE = default_planner
             use_variant(w, flags)
-            fns.append(lambda w=w: w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"]))
+            if preceded:
+                q_src = b["q_nope"].clone()
+                fns.append(lambda w=w, q_src=q_src: (b["q_nope"].copy_(q_src),
+                                                     w.run(b["q_nope"], b["q_pe"], b["ckv"],
+                                                           b["kpe"])))
+            else:
+                fns.append(lambda w=w: w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"]))
         # A B B A: a long run heats the GPU and later timings of it come out slower (H100,
         # 2026-11-25: the same build 1114 against 1213 us at H=128 B=128 L=16384 in one run)
         times, graph = [0.0, 0.0], [0.0, 0.0]

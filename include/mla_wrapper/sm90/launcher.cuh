@@ -287,6 +287,9 @@ inline Maps cached_maps(const void* t0, const void* t1, const int64_t (&strides)
 #ifndef MLAW_SM90_TMA
 #define MLAW_SM90_TMA 1  // 0: cp.async for every tile (A/B builds)
 #endif
+#ifndef MLAW_SM90_PDL  // (A/B builds) 1: the attention launch overlaps the stream's previous kernel
+#define MLAW_SM90_PDL 0
+#endif
 template <typename Kv>
 inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   KvTensorMaps none;
@@ -407,13 +410,23 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     // plan made with pair_merge (the sm90 family's, planner.h pair_merges) can merge a tile's
     // two pieces on chip; the choice depends only on num_ctas, so a captured launch suits every
     // later plan. With one ~226 KB CTA per SM, 66 clusters of two fill an H100's 132 SMs.
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = 2;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    const cudaLaunchConfig_t cfg = launch_config(plan->num_ctas, kThreads, kSmemAlloc, stream, &attr,
-                                                 kPairs<Kv> && plan->num_ctas % 2 == 0);
+    cudaLaunchAttribute attrs[2];
+    int num_attrs = 0;
+    if (kPairs<Kv> && plan->num_ctas % 2 == 0) {
+      attrs[num_attrs].id = cudaLaunchAttributeClusterDimension;
+      attrs[num_attrs].val.clusterDim.x = 2;
+      attrs[num_attrs].val.clusterDim.y = 1;
+      attrs[num_attrs].val.clusterDim.z = 1;
+      ++num_attrs;
+    }
+    if (MLAW_SM90_PDL) {
+      attrs[num_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attrs[num_attrs].val.programmaticStreamSerializationAllowed = 1;
+      ++num_attrs;
+    }
+    cudaLaunchConfig_t cfg = launch_config(plan->num_ctas, kThreads, kSmemAlloc, stream, attrs,
+                                           num_attrs > 0);
+    cfg.numAttrs = num_attrs;
     const QTensorMaps qmaps = kQTmaKernel ? make_q_maps(*args) : QTensorMaps{};
     auto kernel = mla_sm90_kernel<T, Kv>;
     if constexpr (kQTmaKernel)

@@ -403,6 +403,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   // (read only where paced maps or the evict-normal policy exist: the plan's work items, for
   // the busy-grid test)
   const int num_items = maps.paced_rows > 0 || normal_heads ? plan.counts[0] : 0;
+  // Everything above reads the plan only (uploaded before the previous kernel ran); the page
+  // table, the cache and the gather mode's indices may come from the previous kernel.
+  grid_dependency_wait();
   bool paced = false;  // this CTA's tiles go through the paced maps
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, args.num_heads, kvm);
@@ -771,6 +774,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   if (kPairs<Kv> && ctid == 0 && cluster_size() != 2 && w_end == w_begin + 1 &&
       plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow)
     __trap();
+  grid_dependency_wait();  // (as in produce: q, out, lse and the partials come after it)
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, num_heads, kvm);
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
