@@ -402,7 +402,7 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     plan.partial_o, plan.partial_lse = base + p_o, base + p_lse
     plan.num_ctas, plan.rows_per_tile, plan.kv_tile = num_ctas, fam.ROWS_PER_TILE, fam.KV_TILE
     plan.max_merge_items = max(B * tiles, 1)
-    args = ws_mod.MlaRunArgsStruct()
+    args = ws_mod.MlaRunArgsStruct()  # enable_pdl stays 0: the plan kernel above wrote the plan
     args.q_nope, args.q_pe = q_nope.data_ptr(), q_pe.data_ptr()
     args.ckv, args.kpe = cache.data_ptr(), cache.data_ptr() + 512 * cache.element_size()
     args.out, args.lse, args.kv_indices = out.data_ptr(), None, page_table.data_ptr()

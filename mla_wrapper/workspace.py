@@ -225,6 +225,7 @@ class MlaRunArgsStruct(ctypes.Structure):
         ("lse_base_e", _i32),
         ("num_pages", _i32),
         ("num_q_tokens", _i32),
+        ("enable_pdl", _i32),
     ]
 
 

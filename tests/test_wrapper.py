@@ -905,3 +905,55 @@ def test_cuda_graph_batch_one_bucket(workspace, heads, planned_backend):
         g.replay()
         torch.cuda.synchronize()
         check(dict(b, ckv=cache[..., :512], kpe=cache[..., 512:]), out, lse, False)
+
+
+
+# ----------------------------------------------------- inputs written by the previous kernel
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,lens", [(16, [256] * 264), (128, [1000, 3000, 64, 2500])])
+def test_run_reads_what_the_previous_run_wrote(workspace, poison, heads, lens, planned_backend):
+    """Two run() calls back to back, the second's query rows being the first's output (as one
+    layer feeds the next). sm90 launches attention with programmatic dependent launch
+    (launcher.cuh MLAW_SM90_PDL) and both its kernels let the next launch as they start, so the
+    second attention's CTAs start while the first call still runs and must wait for it
+    (griddepcontrol.wait) before reading q. 264 requests of 256 tokens: whole requests, the
+    first call's output written by its attention kernel; 4 long requests: by its combine.
+    Eagerly and replayed from a CUDA graph that captured both calls."""
+    b = make_batch(lens, 1, heads, 64, torch.bfloat16, seed=heads)
+    w1, w2 = (new_wrapper(torch.empty_like(workspace), backend=planned_backend) for _ in range(2))
+    plan(w1, b, False)
+    plan(w2, b, False)
+    T = b["q_nope"].shape[0]
+    out1 = torch.empty(T, heads, 512, dtype=torch.bfloat16, device="cuda")
+    out2 = torch.empty_like(out1)
+    kv = (b["ckv"], b["kpe"])
+
+    def both():
+        w1.run(b["q_nope"], b["q_pe"], *kv, out=out1)
+        w2.run(out1, b["q_pe"], *kv, out=out2)
+
+    def check_second():
+        torch.cuda.synchronize()
+        ref_o, _ = mla_attention(out1, b["q_pe"], *kv, b["qo_indptr"], b["kv_indptr"],
+                                 b["kv_indices"], b["kv_len"], 64, False, SM_SCALE)
+        err = rel_error(out2, ref_o)
+        assert err < TOL[torch.bfloat16], f"second run: rel error {err} (read q too early?)"
+
+    for _ in range(3):
+        poison(out1), poison(out2)
+        both()
+        check_second()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        both()
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        both()
+    for seed in (1, 2):
+        b["q_nope"].copy_(torch.randn(b["q_nope"].shape, device="cuda",
+                                      generator=torch.Generator(device="cuda").manual_seed(seed)))
+        poison(out1), poison(out2)
+        graph.replay()
+        check_second()

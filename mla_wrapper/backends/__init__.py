@@ -30,6 +30,7 @@ SOFT_ALIASES = frozenset({"fa3"})
 KNOWN = ("auto", "sm80", "sm90", "cutlass")
 PLANNED = ("sm80", "sm90")
 SM90_ENV = "MLA_WRAPPER_SM90"
+PDL_ENV = "MLA_WRAPPER_PDL"
 # Whether auto / fa3 pick sm90 on Hopper without MLA_WRAPPER_SM90 (=0 opts out). On since the
 # sm90 grid, CUDA-graph and routed tests, memcheck and racecheck passed on an H200
 # (2026-11-23); it is 1.05-1.8x sm80 on every decode case but B=1 L=4096 (0.85-0.94x: its
@@ -61,6 +62,13 @@ def device_info(device) -> DeviceInfo:
 
     props = torch.cuda.get_device_properties(device)
     return DeviceInfo((props.major, props.minor), props.shared_memory_per_block_optin)
+
+
+def pdl_enabled() -> bool:
+    """Whether a planned wrapper lets sm90 launch attention with programmatic dependent launch
+    (its start overlaps the stream's previous kernel; launcher.cuh MLAW_SM90_PDL):
+    MLA_WRAPPER_PDL=0 turns it off, unset or anything else keeps it on."""
+    return os.environ.get(PDL_ENV, "").strip().lower() not in ("0", "false", "no", "off")
 
 
 def sm90_disabled() -> bool:

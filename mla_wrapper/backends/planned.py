@@ -207,6 +207,11 @@ class PlannedKernel:
         self.plan_ptr = 0
         self.args = workspace.MlaRunArgsStruct()
         self.args_ptr = ctypes.addressof(self.args)
+        # plans reach the device by a copy (upload), never from the stream's previous kernel, so
+        # sm90 may read them before its grid-dependency wait (plan.h MlaRunArgs::enable_pdl)
+        from . import pdl_enabled  # noqa: PLC0415
+
+        self.args.enable_pdl = 1 if pdl_enabled() else 0
         self.modules = {}
         self.fn = None
         self.module = None

@@ -134,6 +134,10 @@ typedef struct MlaRunArgs {
   int32_t lse_base_e;       // 1: write lse in natural log instead of base 2
   int32_t num_pages;        // ckv.shape[0]: bounds of sm90's TMA tensor maps (0: no TMA)
   int32_t num_q_tokens;     // q_nope.shape[0]: bounds of sm90's Q tensor maps (0: Q by cp.async)
+  int32_t enable_pdl;       // 1: sm90 launches attention with programmatic stream serialization
+                            // (its start overlaps the stream's previous kernel): only where the
+                            // plan was uploaded by a copy, not written by that kernel, since the
+                            // kernel reads the plan before griddepcontrol.wait; sm80 ignores it
 } MlaRunArgs;
 
 #ifdef __cplusplus

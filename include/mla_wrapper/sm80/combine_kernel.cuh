@@ -192,6 +192,11 @@ struct GridDependencyWait {
 template <typename T, typename P, int kSlotBatch = kCombineSlotBatch, int kParts = kCombineParts>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // A kernel launched after this one with programmatic dependent launch (sm90's attention of
+  // the next call) may start now: it waits for this grid before reading what it wrote.
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
   // Launched programmatically (see launch_combine): the unit lookups read only the plan, so
   // they run before the wait for the attention grid.
   combine_rows<T, P, kSlotBatch, kParts>(

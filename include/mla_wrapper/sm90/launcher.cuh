@@ -287,8 +287,16 @@ inline Maps cached_maps(const void* t0, const void* t1, const int64_t (&strides)
 #ifndef MLAW_SM90_TMA
 #define MLAW_SM90_TMA 1  // 0: cp.async for every tile (A/B builds)
 #endif
-#ifndef MLAW_SM90_PDL  // (A/B builds) 1: the attention launch overlaps the stream's previous kernel
-#define MLAW_SM90_PDL 0
+// Programmatic dependent launch of the attention kernel where MlaRunArgs::enable_pdl says the
+// plan did not come from the stream's previous kernel (the wrapper's plans: a host upload): its
+// CTAs start, read the plan and set up while that kernel finishes, and wait for it
+// (griddepcontrol.wait in both roles) before the page table, Q, the cache and any store. H100,
+// with a copy kernel writing Q right before each call (check_sm90_dev.py --preceded, as a
+// model's projection does; logs/sm90_s33_2026-11-27 run 13): eager 1.002-1.034x on the memory
+// and middle rows, 1.05-1.23x at B=1, CUDA-graph replays of copy + run() 1.013-1.04x at B=1;
+// the compute rows 0.994-1.009x; without a kernel right before, 0.99-1.01x. 0 turns it off.
+#ifndef MLAW_SM90_PDL
+#define MLAW_SM90_PDL 1
 #endif
 template <typename Kv>
 inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
@@ -419,7 +427,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
       attrs[num_attrs].val.clusterDim.z = 1;
       ++num_attrs;
     }
-    if (MLAW_SM90_PDL) {
+    if (MLAW_SM90_PDL && args->enable_pdl) {
       attrs[num_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
       attrs[num_attrs].val.programmaticStreamSerializationAllowed = 1;
       ++num_attrs;

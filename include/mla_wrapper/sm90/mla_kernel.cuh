@@ -71,7 +71,10 @@
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends, and prefetches a line of the combine's plan into L2
-//   (prefetch_combine_plan).
+//   (prefetch_combine_plan). Launched itself with programmatic dependent launch (launcher.cuh
+//   MLAW_SM90_PDL), it starts while the stream's previous kernel finishes: both roles read only
+//   the plan (uploaded before that kernel ran) until grid_dependency_wait(), then the page
+//   table, Q, the cache and every store.
 // The two consumer roles run separate copies of the tile loop (consume's `tiles`, kRole), so
 // ptxas schedules each role's wgmma pipeline on its own (1.055x at H=128 over one run-time-
 // branching loop); an item's prologue and epilogue are one copy for both (see consume).
