@@ -238,3 +238,17 @@ int main() {
     cutlass = [f"-I{d}" for d in env.cutlass_include_dirs()]
     run = host_program(source, "-O1", "-arch=sm_90a", *cutlass, name="rows.cu")
     assert run.returncode == 0, run.stdout
+
+
+@pytest.mark.parametrize("value,on", [(None, True), ("", True), ("1", True), ("0", False),
+                                      ("off", False), ("False", False)])
+def test_pdl_switch(monkeypatch, value, on):
+    """MLA_WRAPPER_PDL=0 (or off / false / no) keeps the sm90 attention launch ordinary; unset or
+    anything else lets the wrapper ask for programmatic dependent launch."""
+    from mla_wrapper import backends
+
+    if value is None:
+        monkeypatch.delenv(backends.PDL_ENV, raising=False)
+    else:
+        monkeypatch.setenv(backends.PDL_ENV, value)
+    assert backends.pdl_enabled() is on
