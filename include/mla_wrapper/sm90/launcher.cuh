@@ -292,9 +292,11 @@ inline Maps cached_maps(const void* t0, const void* t1, const int64_t (&strides)
 // CTAs start, read the plan and set up while that kernel finishes, and wait for it
 // (griddepcontrol.wait in both roles) before the page table, Q, the cache and any store. H100,
 // with a copy kernel writing Q right before each call (check_sm90_dev.py --preceded, as a
-// model's projection does; logs/sm90_s33_2026-11-27 run 13): eager 1.002-1.034x on the memory
-// and middle rows, 1.05-1.23x at B=1, CUDA-graph replays of copy + run() 1.013-1.04x at B=1;
-// the compute rows 0.994-1.009x; without a kernel right before, 0.99-1.01x. 0 turns it off.
+// model's projection does; logs/sm90_s33_2026-11-27 runs 13-14): eager 1.002-1.04x on the
+// memory and middle rows, 0.98-1.23x at B=1, CUDA-graph replays of copy + run() 1.013-1.04x at
+// B=1; the compute rows 0.994-1.009x; without a kernel right before, 0.99-1.01x. The combine
+// (sm80/combine_kernel.cuh) lets the next launch start as it begins, so the next call's attention
+// may start while this one ends. 0 turns it off (MLA_WRAPPER_PDL=0 at run time).
 #ifndef MLAW_SM90_PDL
 #define MLAW_SM90_PDL 1
 #endif
