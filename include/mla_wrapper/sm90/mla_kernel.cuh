@@ -1143,16 +1143,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ __align__(1024) char smem_raw[];
   // Let the combine kernel launch now (it waits for this grid's completion before reading).
   asm volatile("griddepcontrol.launch_dependents;");
-#ifndef MLAW_SM90_EARLY_PLAN_PREFETCH  // (A/B builds) the CTA's plan lines to L2 first thing
-#define MLAW_SM90_EARLY_PLAN_PREFETCH 0
-#endif
-  if (MLAW_SM90_EARLY_PLAN_PREFETCH && FirstItemGuess<Kv>::kOn && threadIdx.x == 96) {
-    const int guess = int(blockIdx.x) + 1 < plan.num_ctas ? int(blockIdx.x) : 0;  // (as
-    const int* record = plan.work_info + int64_t(guess) * kWorkFields;  // FirstItemGuess's)
-    prefetch_line_l2(record);
-    prefetch_line_l2(record + kWorkFields - 1);  // (a record may straddle two lines)
-    prefetch_line_l2(plan.cta_work_indptr + blockIdx.x);
-  }
   // Aligned by offsetting the shared array itself (not through an integer cast), so that every
   // access through `smem` stays a shared-memory instruction (LDS / STS), not a generic one.
   char* smem = smem_raw + ((kSmemAlign - smem_addr(smem_raw) % kSmemAlign) % kSmemAlign);
