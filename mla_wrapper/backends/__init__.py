@@ -64,20 +64,26 @@ def device_info(device) -> DeviceInfo:
     return DeviceInfo((props.major, props.minor), props.shared_memory_per_block_optin)
 
 
+def _env_switch(name: str, default: bool) -> bool:
+    """An on / off environment switch: 0 / false / no / off (any case) is off, unset or empty
+    is `default`, anything else is on."""
+    value = os.environ.get(name, "").strip().lower()
+    if value == "":
+        return default
+    return value not in ("0", "false", "no", "off")
+
+
 def pdl_enabled() -> bool:
     """Whether a planned wrapper lets sm90 launch attention with programmatic dependent launch
     (its start overlaps the stream's previous kernel; launcher.cuh MLAW_SM90_PDL):
     MLA_WRAPPER_PDL=0 turns it off, unset or anything else keeps it on."""
-    return os.environ.get(PDL_ENV, "").strip().lower() not in ("0", "false", "no", "off")
+    return _env_switch(PDL_ENV, True)
 
 
 def sm90_disabled() -> bool:
     """Whether auto selection skips sm90: MLA_WRAPPER_SM90=1 / 0 opts in / out, unset means
     SM90_IN_AUTO_DEFAULT."""
-    value = os.environ.get(SM90_ENV, "").strip().lower()
-    if value == "":
-        return not SM90_IN_AUTO_DEFAULT
-    return value in ("0", "false", "no", "off")
+    return not _env_switch(SM90_ENV, SM90_IN_AUTO_DEFAULT)
 
 
 def family(name: str):

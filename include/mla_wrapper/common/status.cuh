@@ -16,18 +16,19 @@ inline int launch_status() {
   return err == cudaSuccess ? 0 : static_cast<int>(err);
 }
 
-// A cudaLaunchKernelEx configuration with one launch attribute, `attr` (applied only when
-// `use_attr`): the planned families' cluster, cooperative and programmatic launches.
+// A cudaLaunchKernelEx configuration with the first `num_attrs` launch attributes of `attrs`
+// (a bool passes one or none): the planned families' cluster, cooperative and programmatic
+// launches.
 inline cudaLaunchConfig_t launch_config(dim3 grid, dim3 block, size_t smem_bytes,
-                                        cudaStream_t stream, cudaLaunchAttribute* attr,
-                                        bool use_attr) {
+                                        cudaStream_t stream, cudaLaunchAttribute* attrs,
+                                        unsigned num_attrs) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem_bytes;
   cfg.stream = stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = use_attr ? 1 : 0;
+  cfg.attrs = attrs;
+  cfg.numAttrs = num_attrs;
   return cfg;
 }
 

@@ -434,9 +434,8 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
       attrs[num_attrs].val.programmaticStreamSerializationAllowed = 1;
       ++num_attrs;
     }
-    cudaLaunchConfig_t cfg = launch_config(plan->num_ctas, kThreads, kSmemAlloc, stream, attrs,
-                                           num_attrs > 0);
-    cfg.numAttrs = num_attrs;
+    const cudaLaunchConfig_t cfg =
+        launch_config(plan->num_ctas, kThreads, kSmemAlloc, stream, attrs, num_attrs);
     const QTensorMaps qmaps = kQTmaKernel ? make_q_maps(*args) : QTensorMaps{};
     auto kernel = mla_sm90_kernel<T, Kv>;
     if constexpr (kQTmaKernel)

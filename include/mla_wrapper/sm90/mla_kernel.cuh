@@ -473,7 +473,8 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           mbar_arrive_expect_tx(&full[stage], issuer_bytes);
           // A paced CTA's boxes hold maps.paced_rows tokens, all 9 column blocks of a group
           // before the next group (see launcher.cuh kv_paced_rows).
-          const bool paced_tile = paced && (maps.paced_tile_mask >> (it < 31 ? it : 31) & 1u);
+          // (a paced item has it < kPacedMaxTiles <= 32 tiles: one bit each)
+          const bool paced_tile = paced && (maps.paced_tile_mask >> it & 1u);
           const CUtensorMap* ckv_map = paced_tile ? &maps.ckv_paced : &maps.ckv;
           const CUtensorMap* kpe_map = paced_tile ? &maps.kpe_paced : &maps.kpe;
           const int rows = paced_tile ? maps.paced_rows : box;
