@@ -29,6 +29,7 @@
 
 #include <type_traits>
 
+#include "mla_wrapper/common/pdl.cuh"
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/common/status.cuh"
 #include "mla_wrapper/merge/state.cuh"
@@ -179,24 +180,17 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
   if (!waited) wait();
 }
 
-// Programmatic dependent launch: waits until the attention grid is complete and its partials
-// are visible (a no-op for an ordinary launch).
+// combine_rows' wait for the attention grid (common/pdl.cuh; a no-op for an ordinary launch).
 struct GridDependencyWait {
-  __device__ void operator()() const {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-  }
+  __device__ void operator()() const { grid_dependency_wait(); }
 };
 
 template <typename T, typename P, int kSlotBatch = kCombineSlotBatch, int kParts = kCombineParts>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // A kernel launched after this one with programmatic dependent launch (sm90's attention of
   // the next call) may start now: it waits for this grid before reading what it wrote.
-  asm volatile("griddepcontrol.launch_dependents;");
-#endif
+  launch_dependents();
   // Launched programmatically (see launch_combine): the unit lookups read only the plan, so
   // they run before the wait for the attention grid.
   combine_rows<T, P, kSlotBatch, kParts>(

@@ -42,6 +42,7 @@
 #include <math.h>
 
 #include "mla_wrapper/common/kv_access.cuh"
+#include "mla_wrapper/common/pdl.cuh"
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/common/q_rows.cuh"
 #include "mla_wrapper/sm80/combine_kernel.cuh"
@@ -213,10 +214,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kPasses = Cfg::kLoadPasses;
   extern __shared__ __align__(128) char smem_raw[];
   SmemLayout<Cfg> sm(smem_raw);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // Let the combine kernel launch now (it waits for this grid's completion before reading).
-  asm volatile("griddepcontrol.launch_dependents;");
-#endif
+  launch_dependents();  // the combine kernel (it waits for this grid before reading)
 
   const int tid = threadIdx.x;
   const int warp = tid / 32;

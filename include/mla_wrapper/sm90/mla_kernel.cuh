@@ -117,6 +117,7 @@
 #include <type_traits>
 
 #include "mla_wrapper/common/kv_access.cuh"
+#include "mla_wrapper/common/pdl.cuh"
 #include "mla_wrapper/common/plan.h"
 #include "mla_wrapper/common/q_rows.cuh"
 #include "mla_wrapper/sm90/config.h"
@@ -1142,8 +1143,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const __grid_constant__ QTensorMaps qmaps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(1024) char smem_raw[];
-  // Let the combine kernel launch now (it waits for this grid's completion before reading).
-  asm volatile("griddepcontrol.launch_dependents;");
+  launch_dependents();  // the combine kernel (it waits for this grid before reading)
   // Aligned by offsetting the shared array itself (not through an integer cast), so that every
   // access through `smem` stays a shared-memory instruction (LDS / STS), not a generic one.
   char* smem = smem_raw + ((kSmemAlign - smem_addr(smem_raw) % kSmemAlign) % kSmemAlign);

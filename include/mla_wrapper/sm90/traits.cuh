@@ -264,12 +264,6 @@ __device__ __forceinline__ void tma_load_4d(uint32_t smem, const CUtensorMap* ma
       "r"(c3), "l"(policy)
       : "memory");
 }
-// Programmatic dependent launch: waits until the grids this one depends on (the stream's
-// previous kernel, where this one was launched with programmatic stream serialization) have
-// completed and their writes are visible; returns at once after an ordinary launch.
-__device__ __forceinline__ void grid_dependency_wait() {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-}
 // Prefetch of the 128-byte line at `gmem` into L2.
 __device__ __forceinline__ void prefetch_line_l2(const void* gmem) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(gmem) : "memory");
