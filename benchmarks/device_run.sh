@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# One device call: install carried wheels, then run the given steps, logging under $OUT.
+# One device call: install carried wheels, then run the given steps, logging under $OUT: each
+# step's output in stepN.log, packed at the end with summary.txt into $OUT/logs.tar (one file
+# to fetch; unpack it into the session's logs folder).
 # Usage (on the device): bash benchmarks/device_run.sh "pytest tests/test_merge.py -m gpu" ...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -28,3 +30,4 @@ for step in "$@"; do
   echo "=== step $i rc=$rc in $(( $(date +%s) - start ))s" | tee -a $OUT/summary.txt
   tail -n ${TAIL:-15} $OUT/step$i.log
 done
+(cd $OUT && tar -cf logs.tar step*.log summary.txt && rm -f step*.log)
