@@ -169,6 +169,12 @@ namespace sm90 {
 #ifndef MLAW_SM90_PROBE_NO_S
 #define MLAW_SM90_PROBE_NO_S 0
 #endif
+// Probe (wrong results; session 36): a CTA's first tile takes page ids from the page-table
+// position instead of the page table (as if the plan carried them): what the dependent
+// page-id read before the first boxes costs.
+#ifndef MLAW_SM90_PROBE_PAGE_HINT
+#define MLAW_SM90_PROBE_PAGE_HINT 0
+#endif
 #if MLAW_SM90_TRACE
 constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 27;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
@@ -181,13 +187,18 @@ __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 // timer (ns, comparable across SMs) at its entry (event 0), its producer's first stage wait
 // passed (1), its first KV tile landed for the scorer (2), the scorer's last P V done (3), the
 // scorer's last rows stored (4), and the scorer's KV tile count (5): where a grid's time goes
-// before the first tile and after the last one, and how far apart CTAs finish.
-constexpr int kSpanCtas = 1024, kSpanEvents = 6;
+// before the first tile and after the last one, and how far apart CTAs finish; also the
+// producer's first work record in hand (6) and the scorer's Q landed (7).
+constexpr int kSpanCtas = 1024, kSpanEvents = 8;
 __device__ unsigned long long g_span[kSpanCtas * kSpanEvents];
 __device__ __forceinline__ unsigned long long global_timer() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+// The timer read after `v` arrived (a load's result: the add waits for it).
+__device__ __forceinline__ unsigned long long global_timer_after(int v) {
+  return global_timer() + (unsigned(v) >> 31);
 }
 #define MLAW_SPAN(e, v)                                                                 \
   do {                                                                                  \
@@ -329,6 +340,14 @@ static_assert(kPacedMaxTiles <= 32, "KvTensorMaps::paced_tile_mask has a bit per
 // (H100 ncu, ~61 tries a tile: a suspended try wakes on the CTA's other mbarrier traffic;
 // logs/sm90_s22_2026-11-27 run 6).
 constexpr int kBarStageFree = 8;
+// (A/B, session 36) The consumers start their item (Q, the tile loop) only once the producer
+// has issued the CTA's first KV tile: after an L2 flush the kernel's instructions come from
+// DRAM, and the consumer warps' instruction misses at the start compete with the producer's.
+#ifndef MLAW_SM90_CONSUMERS_AFTER_ISSUE
+#define MLAW_SM90_CONSUMERS_AFTER_ISSUE 0
+#endif
+constexpr bool kConsumersAfterIssue = MLAW_SM90_CONSUMERS_AFTER_ISSUE != 0;
+constexpr int kBarStart = 9;  // (all 384 threads: the producer arrives, the consumers wait)
 // page[p] for a run-time p in [0, kLoadPasses) through selects (an indexed load would put the
 // array on the stack).
 __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int p) {
@@ -413,6 +432,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   bool paced = false;  // this CTA's tiles go through the paced maps
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, args.num_heads, kvm);
+    if (w == w_begin) MLAW_SPAN(6, global_timer_after(item.num_tiles + item.page_start));
     // a short item on a busy grid (the CTA's only one): paced where paced maps exist
     const bool short_item = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
                             item.num_tiles <= kPacedMaxTiles &&
@@ -436,8 +456,18 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         page[p] = kvm.fetch(args, item.page_start, t, item.kv_end, pages);
       }
     };
+#if MLAW_SM90_PROBE_PAGE_HINT  // (probe, wrong results) the first tile without the page table
+    if (w == w_begin && item.num_tiles > 0) {
+#pragma unroll
+      for (int p = 0; p < kLoadPasses; ++p) {
+        const int t = item.kv_start + tid / 8 + (kProducerThreads / 8) * p;
+        page[p] = t < item.kv_end ? item.page_start + pages.div(t) : -1;
+      }
+    } else
+#endif
     if (item.num_tiles > 0) load_pages(0);
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
+      if (kConsumersAfterIssue && seq == 1) named_arrive(kBarStart, kThreads);
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
       const int stage = seq % kStages;
@@ -524,6 +554,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       cp_async_mbar_arrive(&full[stage]);
     }
   }
+  if (kConsumersAfterIssue && seq < 2) named_arrive(kBarStart, kThreads);
   cp_async_wait<0>();
 }
 
@@ -779,6 +810,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   if (kPairs<Kv> && ctid == 0 && cluster_size() != 2 && w_end == w_begin + 1 &&
       plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow)
     __trap();
+  if (kConsumersAfterIssue) named_barrier(kBarStart, kThreads);
   grid_dependency_wait();  // (as in produce: q, out, lse and the partials come after it)
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, num_heads, kvm);
@@ -796,6 +828,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         named_barrier(kBarQ, kConsumerThreads);
       }
       MLAW_TRACE(seq0, 18);
+      if (g == 0 && w == w_begin) MLAW_SPAN(7, global_timer());
     }
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
 #pragma unroll
