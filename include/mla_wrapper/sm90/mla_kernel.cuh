@@ -169,12 +169,6 @@ namespace sm90 {
 #ifndef MLAW_SM90_PROBE_NO_S
 #define MLAW_SM90_PROBE_NO_S 0
 #endif
-// Probe (wrong results; session 36): a CTA's first tile takes page ids from the page-table
-// position instead of the page table (as if the plan carried them): what the dependent
-// page-id read before the first boxes costs.
-#ifndef MLAW_SM90_PROBE_PAGE_HINT
-#define MLAW_SM90_PROBE_PAGE_HINT 0
-#endif
 #if MLAW_SM90_TRACE
 constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 27;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
@@ -340,14 +334,6 @@ static_assert(kPacedMaxTiles <= 32, "KvTensorMaps::paced_tile_mask has a bit per
 // (H100 ncu, ~61 tries a tile: a suspended try wakes on the CTA's other mbarrier traffic;
 // logs/sm90_s22_2026-11-27 run 6).
 constexpr int kBarStageFree = 8;
-// (A/B, session 36) The consumers start their item (Q, the tile loop) only once the producer
-// has issued the CTA's first KV tile: after an L2 flush the kernel's instructions come from
-// DRAM, and the consumer warps' instruction misses at the start compete with the producer's.
-#ifndef MLAW_SM90_CONSUMERS_AFTER_ISSUE
-#define MLAW_SM90_CONSUMERS_AFTER_ISSUE 0
-#endif
-constexpr bool kConsumersAfterIssue = MLAW_SM90_CONSUMERS_AFTER_ISSUE != 0;
-constexpr int kBarStart = 9;  // (all 384 threads: the producer arrives, the consumers wait)
 // page[p] for a run-time p in [0, kLoadPasses) through selects (an indexed load would put the
 // array on the stack).
 __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int p) {
@@ -390,6 +376,16 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
                                         const KvTensorMaps& maps, int w_begin_in, int w_end_in,
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty) {
   const int tid = threadIdx.x;  // 0..127
+  // The plan's loads first: after an L2 flush the code that follows comes from DRAM too, and
+  // its fetch then overlaps their latency (logs/sm90_s36_2026-11-27).
+  const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);
+  const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
+  const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
+  const bool normal_heads =
+      std::is_same<Kv, PagedKv>::value && args.num_heads <= kKvNormalMaxHeads;
+  // (read only where paced maps or the evict-normal policy exist: the plan's work items, for
+  // the busy-grid test)
+  const int num_items = maps.paced_rows > 0 || normal_heads ? plan.counts[0] : 0;
   const int chunk = tid % 8;    // 16-byte chunk of each 128-byte column block this thread copies
   // KV is read once: L2 evict-first (or evict-normal: kKvNormalMaxHeads), the gather mode's rows
   // too (evict-normal / evict-last there measured 0.96-1.04x, logs/sm90_gather_h200_2026-11-23
@@ -418,14 +414,6 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const uint32_t issuer_dst = (tid / 32) * box * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   const FastDiv pages(args.page_size);  // token -> page, offset in the page
-  const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);  // (its loads go out first)
-  const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
-  const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
-  const bool normal_heads =
-      std::is_same<Kv, PagedKv>::value && args.num_heads <= kKvNormalMaxHeads;
-  // (read only where paced maps or the evict-normal policy exist: the plan's work items, for
-  // the busy-grid test)
-  const int num_items = maps.paced_rows > 0 || normal_heads ? plan.counts[0] : 0;
   // Everything above reads the plan only (uploaded before the previous kernel ran); the page
   // table, the cache and the gather mode's indices may come from the previous kernel.
   grid_dependency_wait();
@@ -433,16 +421,6 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, args.num_heads, kvm);
     if (w == w_begin) MLAW_SPAN(6, global_timer_after(item.num_tiles + item.page_start));
-    // a short item on a busy grid (the CTA's only one): paced where paced maps exist
-    const bool short_item = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
-                            item.num_tiles <= kPacedMaxTiles &&
-                            num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
-    paced = maps.paced_rows > 0 && short_item;
-    const int rows = item.qo_len * args.num_heads;  // (the request's)
-    const bool multi_tile = kKvFirstMultiTile && rows > kRowsPerTile && rows % kRowsPerTile == 0;
-    policy = normal_heads && !multi_tile && !paced && !(kKvFirstShort && short_item)
-                 ? normal_policy
-                 : first_policy;
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
     // validity test, the gather mode's slot range) only as the tile starts: a test right after
@@ -456,18 +434,18 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         page[p] = kvm.fetch(args, item.page_start, t, item.kv_end, pages);
       }
     };
-#if MLAW_SM90_PROBE_PAGE_HINT  // (probe, wrong results) the first tile without the page table
-    if (w == w_begin && item.num_tiles > 0) {
-#pragma unroll
-      for (int p = 0; p < kLoadPasses; ++p) {
-        const int t = item.kv_start + tid / 8 + (kProducerThreads / 8) * p;
-        page[p] = t < item.kv_end ? item.page_start + pages.div(t) : -1;
-      }
-    } else
-#endif
-    if (item.num_tiles > 0) load_pages(0);
+    if (item.num_tiles > 0) load_pages(0);  // (before the item's other work: see `first`)
+    // a short item on a busy grid (the CTA's only one): paced where paced maps exist
+    const bool short_item = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
+                            item.num_tiles <= kPacedMaxTiles &&
+                            num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
+    paced = maps.paced_rows > 0 && short_item;
+    const int rows = item.qo_len * args.num_heads;  // (the request's)
+    const bool multi_tile = kKvFirstMultiTile && rows > kRowsPerTile && rows % kRowsPerTile == 0;
+    policy = normal_heads && !multi_tile && !paced && !(kKvFirstShort && short_item)
+                 ? normal_policy
+                 : first_policy;
     for (int it = 0; it < item.num_tiles; ++it, ++seq) {
-      if (kConsumersAfterIssue && seq == 1) named_arrive(kBarStart, kThreads);
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
       const int stage = seq % kStages;
@@ -554,7 +532,6 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       cp_async_mbar_arrive(&full[stage]);
     }
   }
-  if (kConsumersAfterIssue && seq < 2) named_arrive(kBarStart, kThreads);
   cp_async_wait<0>();
 }
 
@@ -781,6 +758,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
                                         char* smem,
                                         uint64_t* full, uint64_t* empty) {
   const int ctid = threadIdx.x - 128;  // 0..255
+  const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);  // (the plan's loads first)
+  const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
+  const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
   // (a shuffle from lane 0 tells the compiler g is warp-uniform: what derives from it, like the
   // wgmma descriptors, can stay in uniform registers)
   const int g = __shfl_sync(0xffffffffu, ctid / 128, 0);  // consumer warpgroup
@@ -800,9 +780,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   uint64_t* q_bar = full + 2 * kStages + 2;  // Q by TMA landed
   uint32_t q_phase = 0;
 
-  const FirstItemGuess<Kv> first(plan, num_heads, kvm);  // (its loads go out first)
-  const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
-  const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
   // A cluster pair's half (its CTA's only item) needs clusters of two (launcher.cuh): checked
   // here, after the first-item guess went out (at the kernel entry every thread waited for
   // cta_work_indptr first; in the producer's loop it spilled), reading the plan only without
@@ -810,7 +787,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   if (kPairs<Kv> && ctid == 0 && cluster_size() != 2 && w_end == w_begin + 1 &&
       plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow)
     __trap();
-  if (kConsumersAfterIssue) named_barrier(kBarStart, kThreads);
   grid_dependency_wait();  // (as in produce: q, out, lse and the partials come after it)
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = first.at(plan, w, num_heads, kvm);

@@ -172,10 +172,6 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-// Arrival at a named barrier without waiting (the other side waits with named_barrier).
-__device__ __forceinline__ void named_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
 
 __device__ __forceinline__ uint64_t evict_first_policy() {
   uint64_t policy;
@@ -199,13 +195,20 @@ __device__ __forceinline__ uint64_t evict_last_policy() {
 // 64-bit division. The compiler's division by a runtime int is ~25 instructions; the producer
 // divides per token of a page-1 tile, which held its loads back (H200, 2026-11-26: page-1 H=128
 // 1.11-1.15x with the shift; logs/sm90_s20_h100_2026-11-26 run 6).
+// Divisors below 2^16 only (page sizes 1..1024, 1..128 heads: the wrapper's limits). Their
+// m = floor(2^32 (2^l - d) / d) + 1 takes two 32-bit divisions; the 64-bit one was a call into a
+// division routine placed after the kernel's code, and after an L2 flush every jump into code
+// not fetched yet waits for DRAM, at the start of both roles (logs/sm90_s36_2026-11-27).
 struct FastDiv {
   uint32_t m, l;
   __device__ __forceinline__ explicit FastDiv(int divisor) {
     const uint32_t d = uint32_t(divisor);
     l = d > 1 ? 32 - __clz(d - 1) : 0;
-    m = (d & (d - 1)) == 0 ? 1u
-                           : uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << l) - d)) / d + 1);
+    // 2^32 = Q d + R; floor(2^32 a / d) = a Q + floor(a R / d), with a = 2^l - d < d < 2^16
+    const uint32_t a = (1u << l) - d;
+    const uint32_t q = 0xffffffffu / d, r1 = 0xffffffffu - q * d + 1;  // 2^32 - q d
+    const uint32_t Q = r1 == d ? q + 1 : q, R = r1 == d ? 0u : r1;
+    m = a == 0 ? 1u : a * Q + (a * R) / d + 1;  // (powers of two: umulhi(n, 1) = 0)
   }
   __device__ __forceinline__ int div(int n) const {
     return int((__umulhi(uint32_t(n), m) + uint32_t(n)) >> l);
