@@ -445,77 +445,90 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     policy = normal_heads && !multi_tile && !paced && !(kKvFirstShort && short_item)
                  ? normal_policy
                  : first_policy;
-    for (int it = 0; it < item.num_tiles; ++it, ++seq) {
-#pragma unroll
-      for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
-      const int stage = seq % kStages;
-      const int t0 = item.kv_start + it * kKvTile;
-      const int tile_off = pages.mod(t0, args.page_size);  // (0 when a tile is whole pages)
-      const bool tma = box > 0 && t0 + kKvTile <= item.kv_end &&
-                       (box < kKvTile || tile_off + kKvTile <= args.page_size);
-      const int pg = page_of_pass(page, issuer_pass);
-      // A tile left to cp.async: this thread's source rows, also before the wait (their
-      // offsets take an integer division each).
-      const T* ckv_row[kLoadPasses];
-      const T* kpe_row[kLoadPasses];
-      if (!tma) {
-#pragma unroll
-        for (int p = 0; p < kLoadPasses; ++p) {
-          const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
-          const bool valid = page[p] >= 0;
-          const int64_t pgp = valid ? page[p] : 0;
-          const int64_t off = valid ? pages.mod(t0 + j, args.page_size) : 0;
-          ckv_row[p] = ckv + pgp * args.ckv_stride_page + off * args.ckv_stride_token + chunk * 8;
-          kpe_row[p] = kpe + pgp * args.kpe_stride_page + off * args.kpe_stride_token + chunk * 8;
-        }
-      }
+    // Waits until the ring stage of tile `seq` is free (its previous tile consumed).
+    auto wait_stage = [&]() {
       MLAW_TRACE(seq, 14);
       if (seq >= kStages) {
-        if (tid < 32) mbar_wait(&empty[stage], ((seq / kStages) - 1) & 1);
+        if (tid < 32) mbar_wait(&empty[seq % kStages], ((seq / kStages) - 1) & 1);
         named_barrier(kBarStageFree, kProducerThreads);
       }
       MLAW_TRACE(seq, 15);
       if (seq == 0) MLAW_SPAN(1, global_timer());
-      const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
-      if (tma) {
-        if (tma_issuer) {
-          mbar_arrive_expect_tx(&full[stage], issuer_bytes);
-          // A paced CTA's boxes hold maps.paced_rows tokens, all 9 column blocks of a group
-          // before the next group (see launcher.cuh kv_paced_rows).
-          // (a paced item has it < kPacedMaxTiles <= 32 tiles: one bit each)
-          const bool paced_tile = paced && (maps.paced_tile_mask >> it & 1u);
-          const CUtensorMap* ckv_map = paced_tile ? &maps.ckv_paced : &maps.ckv;
-          const CUtensorMap* kpe_map = paced_tile ? &maps.kpe_paced : &maps.kpe;
-          const int rows = paced_tile ? maps.paced_rows : box;
-          if (maps.wide && !paced_tile) {  // the latent's 8 blocks in one box, then rope
-            tma_load_4d(dst_stage, &maps.ckv_wide, &full[stage], 0, tile_off, 0, pg, policy);
-            tma_load_3d(dst_stage + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
-                        tile_off, pg, policy);
-          } else {
-            for (int r0 = 0; r0 < box; r0 += rows) {
-              const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
+    };
+    // Two loops: the item's leading TMA tiles, then the rest (a request's last partial tile, or
+    // every tile of pages without maps) by cp.async, so that the TMA path runs straight from
+    // the page ids to the issue. With one loop the cp.async blocks sat between them, and after
+    // an L2 flush each jump over code not fetched yet waited for DRAM (session 36).
+    int it = 0;
+    for (; it < item.num_tiles; ++it, ++seq) {
+      const int t0 = item.kv_start + it * kKvTile;
+      const int tile_off = pages.mod(t0, args.page_size);  // (0 when a tile is whole pages)
+      const bool tma = box > 0 && t0 + kKvTile <= item.kv_end &&
+                       (box < kKvTile || tile_off + kKvTile <= args.page_size);
+      if (!tma) break;
 #pragma unroll
-              for (int b = 0; b < kColBlocks - 1; ++b)
-                tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &full[stage], b * kBlockCols,
-                            tile_off + r0, pg, policy);
-              tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
-                          tile_off + r0, pg, policy);
-            }
-          }
+      for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
+      const int stage = seq % kStages;
+      const int pg = page_of_pass(page, issuer_pass);
+      wait_stage();
+      const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
+      if (tma_issuer) {
+        mbar_arrive_expect_tx(&full[stage], issuer_bytes);
+        // A paced CTA's boxes hold maps.paced_rows tokens, all 9 column blocks of a group
+        // before the next group (see launcher.cuh kv_paced_rows).
+        // (a paced item has it < kPacedMaxTiles <= 32 tiles: one bit each)
+        const bool paced_tile = paced && (maps.paced_tile_mask >> it & 1u);
+        const CUtensorMap* ckv_map = paced_tile ? &maps.ckv_paced : &maps.ckv;
+        const CUtensorMap* kpe_map = paced_tile ? &maps.kpe_paced : &maps.kpe;
+        const int rows = paced_tile ? maps.paced_rows : box;
+        if (maps.wide && !paced_tile) {  // the latent's 8 blocks in one box, then rope
+          tma_load_4d(dst_stage, &maps.ckv_wide, &full[stage], 0, tile_off, 0, pg, policy);
+          tma_load_3d(dst_stage + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
+                      tile_off, pg, policy);
         } else {
-          mbar_arrive(&full[stage]);
+          for (int r0 = 0; r0 < box; r0 += rows) {
+            const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
+#pragma unroll
+            for (int b = 0; b < kColBlocks - 1; ++b)
+              tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &full[stage], b * kBlockCols,
+                          tile_off + r0, pg, policy);
+            tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
+                        tile_off + r0, pg, policy);
+          }
         }
+      } else {
+        mbar_arrive(&full[stage]);
+      }
 #if MLAW_SM90_TRACE >= 2  // the producer waits for each tile it issued, so the consumers wait
                           // for loads: "issue -> scorer has tile" then bounds a load's latency
                           // (the producer's own wake-up, event 12, comes later still)
-        if (tid == 0) {
-          mbar_wait(&full[stage], (seq / kStages) & 1);
-          MLAW_TRACE(seq, 12);
-        }
-#endif
-        if (it + 1 < item.num_tiles) load_pages(it + 1);
-        continue;
+      if (tid == 0) {
+        mbar_wait(&full[stage], (seq / kStages) & 1);
+        MLAW_TRACE(seq, 12);
       }
+#endif
+      if (it + 1 < item.num_tiles) load_pages(it + 1);
+    }
+    for (; it < item.num_tiles; ++it, ++seq) {
+#pragma unroll
+      for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
+      const int stage = seq % kStages;
+      const int t0 = item.kv_start + it * kKvTile;
+      // This thread's source rows, before the wait (their offsets take an integer division
+      // each).
+      const T* ckv_row[kLoadPasses];
+      const T* kpe_row[kLoadPasses];
+#pragma unroll
+      for (int p = 0; p < kLoadPasses; ++p) {
+        const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
+        const bool valid = page[p] >= 0;
+        const int64_t pgp = valid ? page[p] : 0;
+        const int64_t off = valid ? pages.mod(t0 + j, args.page_size) : 0;
+        ckv_row[p] = ckv + pgp * args.ckv_stride_page + off * args.ckv_stride_token + chunk * 8;
+        kpe_row[p] = kpe + pgp * args.kpe_stride_page + off * args.kpe_stride_token + chunk * 8;
+      }
+      wait_stage();
+      const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
