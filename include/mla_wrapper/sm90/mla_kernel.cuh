@@ -25,11 +25,11 @@
 //     Only warp 0 polls `empty`; the others wait at a named barrier (kBarStageFree).
 //   Both roles read a work item's one record (it carries its request's fields, plan.h), so a
 //     B=1 CTA starts its Q and page-id loads after two plan loads (cta_work_indptr, the record)
-//     instead of three. The dense kernel's roles also guess a CTA's first record at index
-//     blockIdx.x (FirstItemGuess) and issue that load with their cta_work_indptr loads, so a
-//     one-item CTA starts after one dependent plan load (the cluster-pair check sits in the
-//     consumer, after the guess). H100, same tensors: B=1 from a CUDA graph 1.01-1.02x
-//     (H=128 L=1024 12.0 -> 11.8 us; logs/sm90_s20_h100_2026-11-26 run 1).
+//     instead of three. The dense kernel also guesses a CTA's first record at index
+//     blockIdx.x and loads it with cta_work_indptr, so a one-item CTA starts after one
+//     dependent plan load (H100, same tensors: B=1 from a CUDA graph 1.01-1.02x, H=128 L=1024
+//     12.0 -> 11.8 us; logs/sm90_s20_h100_2026-11-26 run 1); these are the kernel's first
+//     instructions, one word per lane, before either role's code (CtaStart).
 //   warpgroups 1 and 2, consumers g = 0, 1 (setmaxnreg 224), per work item:
 //     load Q (64 rows x 576, rows = (query token, head)): in the kQTma instance (the
 //     launcher's choice where the heads tile by whole tokens and q's strides suit TMA) one
@@ -208,6 +208,24 @@ __device__ __forceinline__ unsigned long long global_timer_after(int v) {
   } while (0)
 #endif
 
+// One work item's record as loaded from the plan (plan.h), nothing derived yet.
+struct WorkRecord {
+  int row_tile, kv_start, slot, qo_start, kv_end, qo_len, kv_len, page_start;
+
+  WorkRecord() = default;
+  __device__ __forceinline__ WorkRecord(const MlaPlan& plan, int w) {
+    const int* wi = plan.work_info + w * kWorkFields;
+    row_tile = wi[kWorkRowTile];
+    kv_start = wi[kWorkKvStart];
+    slot = wi[kWorkPartialSlot];
+    qo_start = wi[kWorkQoStart];  // the request's fields, carried by the item (plan.h)
+    kv_end = wi[kWorkKvEnd];
+    qo_len = wi[kWorkQoLen];
+    kv_len = wi[kWorkKvLen];
+    page_start = wi[kWorkPageStart];
+  }
+};
+
 // Facts of one work item that both roles derive from the plan.
 struct WorkItem {
   int row0, kv_start, kv_end, slot, qo_start, qo_len, kv_len, page_start, valid_rows;
@@ -215,48 +233,76 @@ struct WorkItem {
 
   WorkItem() = default;
   template <typename Kv>
-  __device__ __forceinline__ WorkItem(const MlaPlan& plan, int w, int num_heads, const Kv& kvm) {
-    const int* wi = plan.work_info + w * kWorkFields;
-    row0 = wi[kWorkRowTile] * kRowsPerTile;
-    kv_start = wi[kWorkKvStart];
-    slot = wi[kWorkPartialSlot];
-    qo_start = wi[kWorkQoStart];  // the request's fields, carried by the item (plan.h)
-    kv_end = kvm.clamp_kv_end(qo_start, wi[kWorkKvEnd]);
-    qo_len = wi[kWorkQoLen];
-    kv_len = wi[kWorkKvLen];
-    page_start = wi[kWorkPageStart];
+  __device__ __forceinline__ WorkItem(const WorkRecord& r, int num_heads, const Kv& kvm) {
+    row0 = r.row_tile * kRowsPerTile;
+    kv_start = r.kv_start;
+    slot = r.slot;
+    qo_start = r.qo_start;
+    kv_end = kvm.clamp_kv_end(qo_start, r.kv_end);
+    qo_len = r.qo_len;
+    kv_len = r.kv_len;
+    page_start = r.page_start;
     valid_rows = min(kRowsPerTile, qo_len * num_heads - row0);
     num_tiles = kv_end > kv_start ? (kv_end - kv_start + kKvTile - 1) / kKvTile : 0;
   }
+  template <typename Kv>
+  __device__ __forceinline__ WorkItem(const MlaPlan& plan, int w, int num_heads, const Kv& kvm)
+      : WorkItem(WorkRecord(plan, w), num_heads, kvm) {}
 };
 
 // CTA c's first item, guessed to be at index c, as in a plan of at most one item per busy CTA
-// (B=1's pieces, batches cut into cluster pairs): each role reads that record without waiting
-// for cta_work_indptr[c] and uses it for item `w` when the guess holds, meant to save one
-// dependent load before Q and the first KV tile.
-// Any index below num_ctas - 1 lies inside work_info (plan.h: at least num_ctas - 1 records).
-// The gather mode (sparse) does not guess: the guess's registers made its producer spill.
+// (B=1's pieces, batches cut into cluster pairs): each role uses that record without waiting
+// for cta_work_indptr[c] when the guess holds, which saves one dependent load before Q and the
+// first KV tile. Any index below num_ctas - 1 lies inside work_info (plan.h: at least
+// num_ctas - 1 records). The gather mode (sparse) does not guess.
+// The kernel's first instructions load these words, one per lane of every warp: lane l < 9
+// field l of the guessed record, lanes 9 and 10 cta_work_indptr[c] and [c + 1], lane 11 the
+// plan's item count; the roles read them by shuffles. After an L2 flush the roles' code comes
+// from DRAM too, and its fetch now overlaps the loads' latency (the record came ~2.0 us after
+// a CTA's start, ~1.2 us with the code in L2; logs/sm90_s36_2026-11-27). One word per lane,
+// not the record in every lane: ptxas moved uniform values into uniform registers at once, and
+// every thread waited for the loads at the entry.
 // Cluster pairs are made for the paged (dense) kernel only: the gather mode's plans have none
 // and its launch has no clusters (launcher.cuh), so its code leaves them out.
 template <typename Kv>
 constexpr bool kPairs = std::is_same<Kv, PagedKv>::value;
 
 template <typename Kv>
-struct FirstItemGuess {
-  static constexpr bool kOn = std::is_same<Kv, PagedKv>::value;
-  int w = -1;
-  WorkItem item;
+struct CtaStart {
+  static constexpr bool kGuess = std::is_same<Kv, PagedKv>::value;
+  static constexpr int kIndptr = kWorkFields, kCount = kWorkFields + 2;  // lanes
+  int guess;  // the guessed first item (kGuess)
+  int word;   // this lane's word (above)
 
-  __device__ __forceinline__ FirstItemGuess(const MlaPlan& plan, int num_heads, const Kv& kvm) {
-    if constexpr (kOn) {
-      w = int(blockIdx.x) + 1 < plan.num_ctas ? int(blockIdx.x) : 0;
-      item = WorkItem(plan, w, num_heads, kvm);
-    }
+  __device__ __forceinline__ explicit CtaStart(const MlaPlan& plan) {
+    const int lane = threadIdx.x % 32;
+    const int c = blockIdx.x;
+    guess = c + 1 < plan.num_ctas ? c : 0;
+    const int* src = lane < kIndptr ? plan.work_info + guess * kWorkFields + lane
+                     : lane < kCount ? plan.cta_work_indptr + c + (lane - kIndptr)
+                                     : plan.counts;
+    word = lane <= kCount && (kGuess || lane >= kIndptr) ? *src : 0;
   }
-  __device__ __forceinline__ WorkItem at(const MlaPlan& plan, int w_at, int num_heads,
+  __device__ __forceinline__ int get(int lane) const { return __shfl_sync(~0u, word, lane); }
+  __device__ __forceinline__ int w_begin() const { return get(kIndptr); }
+  __device__ __forceinline__ int w_end() const { return get(kIndptr + 1); }
+  __device__ __forceinline__ int num_items() const { return get(kCount); }
+  // Work item w (called by whole warps).
+  __device__ __forceinline__ WorkItem at(const MlaPlan& plan, int w, int num_heads,
                                          const Kv& kvm) const {
-    if (kOn && w_at == w) return item;
-    return WorkItem(plan, w_at, num_heads, kvm);
+    if (kGuess && w == guess) {
+      WorkRecord r;
+      r.row_tile = get(kWorkRowTile);
+      r.kv_start = get(kWorkKvStart);
+      r.slot = get(kWorkPartialSlot);
+      r.qo_start = get(kWorkQoStart);
+      r.kv_end = get(kWorkKvEnd);
+      r.qo_len = get(kWorkQoLen);
+      r.kv_len = get(kWorkKvLen);
+      r.page_start = get(kWorkPageStart);
+      return WorkItem(r, num_heads, kvm);
+    }
+    return WorkItem(plan, w, num_heads, kvm);
   }
 };
 
@@ -373,19 +419,15 @@ constexpr bool kKvFirstShort = MLAW_SM90_KV_FIRST_SHORT != 0;
 constexpr bool kKvFirstMultiTile = MLAW_SM90_KV_FIRST_MULTI_TILE != 0;
 template <typename T, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
-                                        const KvTensorMaps& maps, int w_begin_in, int w_end_in,
+                                        const KvTensorMaps& maps, const CtaStart<Kv>& start,
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty) {
   const int tid = threadIdx.x;  // 0..127
-  // The plan's loads first: after an L2 flush the code that follows comes from DRAM too, and
-  // its fetch then overlaps their latency (logs/sm90_s36_2026-11-27).
-  const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);
-  const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
-  const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
   const bool normal_heads =
       std::is_same<Kv, PagedKv>::value && args.num_heads <= kKvNormalMaxHeads;
   // (read only where paced maps or the evict-normal policy exist: the plan's work items, for
   // the busy-grid test)
-  const int num_items = maps.paced_rows > 0 || normal_heads ? plan.counts[0] : 0;
+  const int num_items = start.num_items();
+  const int w_begin = start.w_begin(), w_end = start.w_end();
   const int chunk = tid % 8;    // 16-byte chunk of each 128-byte column block this thread copies
   // KV is read once: L2 evict-first (or evict-normal: kKvNormalMaxHeads), the gather mode's rows
   // too (evict-normal / evict-last there measured 0.96-1.04x, logs/sm90_gather_h200_2026-11-23
@@ -419,7 +461,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   grid_dependency_wait();
   bool paced = false;  // this CTA's tiles go through the paced maps
   for (int w = w_begin; w < w_end; ++w) {
-    const WorkItem item = first.at(plan, w, args.num_heads, kvm);
+    const WorkItem item = start.at(plan, w, args.num_heads, kvm);
     if (w == w_begin) MLAW_SPAN(6, global_timer_after(item.num_tiles + item.page_start));
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
@@ -767,13 +809,11 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // (H100, 2026-11-26, logs/sm90_s16_h100_2026-11-26 runs 2-4).
 template <typename T, bool kQTma, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
-                                        const QTensorMaps& qm, int w_begin_in, int w_end_in,
+                                        const QTensorMaps& qm, const CtaStart<Kv>& start,
                                         char* smem,
                                         uint64_t* full, uint64_t* empty) {
   const int ctid = threadIdx.x - 128;  // 0..255
-  const FirstItemGuess<Kv> first(plan, args.num_heads, kvm);  // (the plan's loads first)
-  const int w_begin = first.kOn ? plan.cta_work_indptr[blockIdx.x] : w_begin_in;
-  const int w_end = first.kOn ? plan.cta_work_indptr[blockIdx.x + 1] : w_end_in;
+  const int w_begin = start.w_begin(), w_end = start.w_end();
   // (a shuffle from lane 0 tells the compiler g is warp-uniform: what derives from it, like the
   // wgmma descriptors, can stay in uniform registers)
   const int g = __shfl_sync(0xffffffffu, ctid / 128, 0);  // consumer warpgroup
@@ -802,7 +842,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     __trap();
   grid_dependency_wait();  // (as in produce: q, out, lse and the partials come after it)
   for (int w = w_begin; w < w_end; ++w) {
-    const WorkItem item = first.at(plan, w, num_heads, kvm);
+    const WorkItem item = start.at(plan, w, num_heads, kvm);
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
     if (kQTma) fence_proxy_async();  // the epilogue's staging stores come before the TMA's Q writes
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
@@ -1165,6 +1205,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const __grid_constant__ QTensorMaps qmaps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(1024) char smem_raw[];
+  const CtaStart<Kv> start(plan);  // the plan's first loads, before the roles' code (CtaStart)
   launch_dependents();  // the combine kernel (it waits for this grid before reading)
   // Aligned by offsetting the shared array itself (not through an integer cast), so that every
   // access through `smem` stays a shared-memory instruction (LDS / STS), not a generic one.
@@ -1190,10 +1231,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  // The dense kernel's roles read cta_work_indptr themselves, after their first-item guess
-  // (FirstItemGuess) went out; the gather mode reads it here (inside its roles it spilled).
-  const int w_begin = FirstItemGuess<Kv>::kOn ? 0 : plan.cta_work_indptr[blockIdx.x];
-  const int w_end = FirstItemGuess<Kv>::kOn ? 0 : plan.cta_work_indptr[blockIdx.x + 1];
   if (threadIdx.x < 128) {
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0 && maps.enabled) {
@@ -1201,10 +1238,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       prefetch_tensor_map(&maps.kpe);
     }
     if (threadIdx.x == 64) prefetch_combine_plan(plan);
-    produce<T>(plan, args, kvm, maps, w_begin, w_end, smem_addr(smem + kSmemKv), full, empty);
+    produce<T>(plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
-    consume<T, kQTma>(plan, args, kvm, qmaps, w_begin, w_end, smem, full, empty);
+    consume<T, kQTma>(plan, args, kvm, qmaps, start, smem, full, empty);
   }
 #endif
 }
