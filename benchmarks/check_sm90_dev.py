@@ -591,11 +591,13 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
                 fns.append(lambda w=w: w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"]))
         # A B B A: a long run heats the GPU and later timings of it come out slower (H100,
         # 2026-11-25: the same build 1114 against 1213 us at H=128 B=128 L=16384 in one run)
-        times, graph = [0.0, 0.0], [0.0, 0.0]
+        times, graph, graph_flushed = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]
         for i in (0, 1, 1, 0):
             times[i] += bench_ms(fns[i], flush=flush) / 2
             if batch == 1:  # latency: also replayed from a CUDA graph
                 graph[i] += bench_graph_us(fns[i]) / 2
+                if flush == "clean":  # and each replay after a read flush (as in a model)
+                    graph_flushed[i] += bench_graph_us(fns[i], flush="clean") / 2
         if batch != 1:
             graph = []
         print(f"A/B page {page} H={h:3d} B={batch:3d} L={length:5d} qo {qo}: default {times[0] * 1e3:8.1f} us, "
@@ -603,6 +605,10 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
         if graph:
             print(f"    graph replay: default {graph[0]:.1f} us, variant {graph[1]:.1f} us, "
                   f"speedup {graph[0] / graph[1]:.3f}x", flush=True)
+        if graph and flush == "clean":
+            print(f"    graph replay after a read flush: default {graph_flushed[0]:.1f} us, "
+                  f"variant {graph_flushed[1]:.1f} us, "
+                  f"speedup {graph_flushed[0] / graph_flushed[1]:.3f}x", flush=True)
 
 
 if __name__ == "__main__":
