@@ -424,9 +424,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const int tid = threadIdx.x;  // 0..127
   const bool normal_heads =
       std::is_same<Kv, PagedKv>::value && args.num_heads <= kKvNormalMaxHeads;
-  // (read only where paced maps or the evict-normal policy exist: the plan's work items, for
-  // the busy-grid test)
-  const int num_items = start.num_items();
+  const int num_items = start.num_items();  // the plan's work items, for the busy-grid test
   const int w_begin = start.w_begin(), w_end = start.w_end();
   const int chunk = tid % 8;    // 16-byte chunk of each 128-byte column block this thread copies
   // KV is read once: L2 evict-first (or evict-normal: kKvNormalMaxHeads), the gather mode's rows
@@ -476,7 +474,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         page[p] = kvm.fetch(args, item.page_start, t, item.kv_end, pages);
       }
     };
-    if (item.num_tiles > 0) load_pages(0);  // (before the item's other work: see `first`)
+    if (item.num_tiles > 0) load_pages(0);  // (before the item's other work: see CtaStart)
     // a short item on a busy grid (the CTA's only one): paced where paced maps exist
     const bool short_item = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
                             item.num_tiles <= kPacedMaxTiles &&
@@ -834,9 +832,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   uint32_t q_phase = 0;
 
   // A cluster pair's half (its CTA's only item) needs clusters of two (launcher.cuh): checked
-  // here, after the first-item guess went out (at the kernel entry every thread waited for
-  // cta_work_indptr first; in the producer's loop it spilled), reading the plan only without
-  // clusters.
+  // here, in the consumer, reading the plan only without clusters.
   if (kPairs<Kv> && ctid == 0 && cluster_size() != 2 && w_end == w_begin + 1 &&
       plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow)
     __trap();
