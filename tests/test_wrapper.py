@@ -909,19 +909,34 @@ def test_cuda_graph_batch_one_bucket(workspace, heads, planned_backend):
 
 # ----------------------------------------------------- inputs written by the previous kernel
 @pytest.mark.gpu
-@pytest.mark.parametrize("heads,lens", [(16, [256] * 264), (128, [1000, 3000, 64, 2500])])
-def test_run_reads_what_the_previous_run_wrote(workspace, poison, heads, lens, planned_backend):
+@pytest.mark.parametrize("heads,lens,capacity", [(16, [256] * 264, False),
+                                                 (128, [1000, 3000, 64, 2500], False),
+                                                 (16, [256] * 264, True)])
+def test_run_reads_what_the_previous_run_wrote(workspace, poison, heads, lens, capacity,
+                                               planned_backend):
     """Two run() calls back to back, the second's query rows being the first's output (as one
     layer feeds the next). sm90 launches attention with programmatic dependent launch
     (launcher.cuh MLAW_SM90_PDL) and both its kernels let the next launch as they start, so the
     second attention's CTAs start while the first call still runs and must wait for it
     (griddepcontrol.wait) before reading q. 264 requests of 256 tokens: whole requests, the
     first call's output written by its attention kernel; 4 long requests: by its combine.
+    capacity: the first wrapper is a CUDA-graph one, whose combine is launched for its merge
+    capacity with no merge to do (its warps exit without waiting for attention, but the grid's
+    first, which keeps the next launch behind the first call's attention).
     Eagerly and replayed from a CUDA graph that captured both calls."""
     b = make_batch(lens, 1, heads, 64, torch.bfloat16, seed=heads)
     w1, w2 = (new_wrapper(torch.empty_like(workspace), backend=planned_backend) for _ in range(2))
+    if capacity:
+        B = len(lens)
+        w1 = new_wrapper(torch.empty_like(workspace), backend=planned_backend, use_cuda_graph=True,
+                         qo_indptr=torch.zeros(B + 1, dtype=torch.int32, device="cuda"),
+                         kv_indptr=torch.zeros(B + 1, dtype=torch.int32, device="cuda"),
+                         kv_indices=torch.zeros_like(b["kv_indices"]),
+                         kv_len_arr=torch.zeros(B, dtype=torch.int32, device="cuda"))
     plan(w1, b, False)
     plan(w2, b, False)
+    if capacity:
+        assert w1._impl.plan_struct.max_merge_items > 0 and w1._impl.last_plan.num_merge_items == 0
     T = b["q_nope"].shape[0]
     out1 = torch.empty(T, heads, 512, dtype=torch.bfloat16, device="cuda")
     out2 = torch.empty_like(out1)

@@ -5,9 +5,15 @@
 // combine_rows() is the merge itself; it runs either at the end of the sm80 attention kernel
 // (fused: the attention grid is launched cooperatively, waits at a grid barrier once every
 // work item is done, then every CTA merges; see mla_kernel.cuh) or in the separate
-// mla_combine_kernel (launcher.cuh of both families). Every warp grid-strides over (merge
-// item, row of its tile, column part) units, the number of merge items being read from
-// plan.counts[1] on the device; the lanes of a warp read consecutive 8- or 16-byte pieces of a
+// mla_combine_kernel (launcher.cuh of both families). Every warp grid-strides over (row of a
+// tile, merge item, column part) units, row slowest, the number of merge items being read from
+// plan.counts[1] on the device: a tile's rows past qo_len x num_heads (48 of 64 at H=16) are the
+// last units. The separate kernel deals the units out to the CTAs in turn (unit u: CTA
+// u % grid, warp u / grid), so the rows that exist are merged by every CTA of the grid, on
+// every SM, and the warps without one exit after their lookups (H100, against units by CTA,
+// kCombineWarps consecutive ones each: H=16 B=1..8 1.02-1.06x faster, B=1 from CUDA graphs
+// 1.04-1.06x, H=16 B=16 L=4096 1.015x; logs/sm90_s37_2026-11-27 run 3). The lanes of a warp
+// read consecutive 8- or 16-byte pieces of a
 // partial row (coalesced, through L2: the partials were written by other SMs). The separate
 // kernel splits a row into kCombineParts parts and loads kCombineSlotBatch slots at once, so a
 // small batch's few rows still keep many loads in flight (H200, B=1: one warp per row walking
@@ -87,7 +93,8 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
   static_assert(kVec % kLoad == 0 && kLoad % 4 == 0, "a lane's columns come in 4-wide loads");
   const int lane = threadIdx.x % 32;
   const P* partial_o = static_cast<const P*>(plan.partial_o);
-  const int total = plan.counts[1] * kRowsPerTile * kParts;
+  const int num_merges = plan.counts[1];
+  const int total = num_merges * kRowsPerTile * kParts;
   // The lanes first look up 32 of the warp's units at once (merge item, request, whether the
   // row exists: a tile's rows past qo_len x num_heads, e.g. 48 of 64 at H=16, cost one lookup
   // round per 32 units instead of a chain of dependent loads each), then the warp merges the
@@ -97,9 +104,10 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
     const int mine = base + lane * warp_stride;
     int first_slot_l = 0, num_slots_l = 0, qo_start_l = 0, row_l = -1;
     if (mine < total) {
-      const int* mi = plan.merge_info + (mine / (kParts * kRowsPerTile)) * kMergeFields;
+      const int tile_row = mine / kParts / num_merges;  // row of the merge item's tile
+      const int* mi = plan.merge_info + (mine / kParts - tile_row * num_merges) * kMergeFields;
       const int* ri = plan.request_info + mi[kMergeRequest] * kRequestFields;
-      const int row = mi[kMergeRowTile] * kRowsPerTile + (mine / kParts) % kRowsPerTile;
+      const int row = mi[kMergeRowTile] * kRowsPerTile + tile_row;
       if (row < ri[kRequestQoLen] * args.num_heads) {
         row_l = row;
         first_slot_l = mi[kMergeFirstSlot];
@@ -107,16 +115,17 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
         qo_start_l = ri[kRequestQoStart];
       }
     }
-    if (!waited) {
+    const unsigned valid = __ballot_sync(0xffffffffu, row_l >= 0);
+    if (valid != 0 && !waited) {
       wait();
       waited = true;
     }
-    for (unsigned todo = __ballot_sync(0xffffffffu, row_l >= 0); todo; todo &= todo - 1) {
+    for (unsigned todo = valid; todo; todo &= todo - 1) {
       const int owner = __ffs(todo) - 1;  // the lane that looked this unit up
       const int gw = base + owner * warp_stride;
       const int part = gw % kParts;
-      const int r = (gw / kParts) % kRowsPerTile;
       const int row = __shfl_sync(0xffffffffu, row_l, owner);
+      const int r = row % kRowsPerTile;
       const int first_slot = __shfl_sync(0xffffffffu, first_slot_l, owner);
       const int num_slots = __shfl_sync(0xffffffffu, num_slots_l, owner);
       const int qo_start = __shfl_sync(0xffffffffu, qo_start_l, owner);
@@ -177,7 +186,10 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
             args.lse_base_e ? s * 0.6931471805599453f : s;
     }
   }
-  if (!waited) wait();
+  // A warp without rows to merge exits without waiting for the attention grid, except the
+  // grid's first warp: this grid must not complete before the attention grid (a programmatic
+  // launch after it, the next call's attention, waits only for this one).
+  if (!waited && first_warp == 0) wait();
 }
 
 // combine_rows' wait for the attention grid (common/pdl.cuh; a no-op for an ordinary launch).
@@ -185,27 +197,49 @@ struct GridDependencyWait {
   __device__ void operator()() const { grid_dependency_wait(); }
 };
 
+// Three CTAs an SM (at most 85 registers a thread) but for the few-merges instance's 16-slot
+// batch: the unit lookups by row put the default instance at 90, two CTAs an SM.
 template <typename T, typename P, int kSlotBatch = kCombineSlotBatch, int kParts = kCombineParts>
-__global__ void __launch_bounds__(kCombineWarps * 32)
+__global__ void __launch_bounds__(kCombineWarps * 32, kSlotBatch > kCombineSlotBatch ? 1 : 3)
     mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
   // A kernel launched after this one with programmatic dependent launch (sm90's attention of
   // the next call) may start now: it waits for this grid before reading what it wrote.
   launch_dependents();
   // Launched programmatically (see launch_combine): the unit lookups read only the plan, so
   // they run before the wait for the attention grid.
-  combine_rows<T, P, kSlotBatch, kParts>(
-      plan, args, blockIdx.x * kCombineWarps + threadIdx.x / 32, gridDim.x * kCombineWarps,
-      GridDependencyWait());
+  // Units dealt to the CTAs in turn (above).
+  combine_rows<T, P, kSlotBatch, kParts>(plan, args, threadIdx.x / 32 * gridDim.x + blockIdx.x,
+                                         gridDim.x * kCombineWarps, GridDependencyWait());
+}
+
+// CTAs of a combine kernel that fit an SM at once, at most kCombineCtasPerSm (queried once per
+// kernel: T, P and `which`, its variant). A grid sized past that runs in two waves: with 80
+// registers a thread (three 8-warp CTAs an SM) the 528 CTAs of H=16 B=16 left a second wave to
+// start after the attention grid's end.
+template <typename T, typename P>
+int combine_ctas_per_sm(void (*kernel)(const MlaPlan, const MlaRunArgs), int which) {
+  static int cached[3] = {0, 0, 0};
+  int n = cached[which];
+  if (n == 0) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kCombineWarps * 32, 0) !=
+            cudaSuccess ||
+        n <= 0)
+      n = 1;
+    n = n < kCombineCtasPerSm ? n : kCombineCtasPerSm;
+    cached[which] = n;
+  }
+  return n;
 }
 
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
 // the plan has merge capacity (grid: enough warps for max_merge_items x kRowsPerTile rows x
-// column parts (kCombineParts, or kCombineManyParts for 16-bit partials of many merges), at most
-// kCombineCtasPerSm CTAs per SM of the device; 16-bit partials of a few merges, B=1, load
-// kCombineFewSlotBatch slots at once). pdl: programmatic dependent launch (SM90+): the
-// attention CTAs allow it as they start, so the combine grid is launched (and parks in griddepcontrol.wait on free SMs) while
-// attention runs, instead of after it; the wait returns once attention's writes are visible.
-// Returns 0 or a CUDA error status.
+// column parts (kCombineParts, or kCombineManyParts for 16-bit partials of many merges), at
+// most the CTAs that fit an SM at once (combine_ctas_per_sm) per SM of the device; 16-bit
+// partials of a few merges, B=1, load kCombineFewSlotBatch slots at once). pdl: programmatic
+// dependent launch (SM90+): the attention CTAs allow it as they start, so the combine grid is
+// launched (and parks in griddepcontrol.wait on free SMs) while attention runs, instead of
+// after it; the wait returns once attention's writes are visible. Returns 0 or a CUDA error
+// status.
 template <typename T, typename P>
 int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream,
                    int sm_count, bool pdl) {
@@ -216,19 +250,19 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   // 16-bit partials of at most kCombineFewMerges merges (B=1): 16 slots at a time.
   const bool few = sizeof(P) == 2 && !many && plan->max_merge_items <= kCombineFewMerges;
   const int parts = many ? kCombineManyParts : kCombineParts;
+  void (*const kernel)(const MlaPlan, const MlaRunArgs) =
+      many  ? mla_combine_kernel<T, P, kCombineManySlotBatch, kCombineManyParts>
+      : few ? mla_combine_kernel<T, P, kCombineFewSlotBatch>
+            : mla_combine_kernel<T, P>;
   const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * parts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
-  const int max_grid = kCombineCtasPerSm * sm_count;
+  const int max_grid = combine_ctas_per_sm<T, P>(kernel, many ? 2 : few ? 1 : 0) * sm_count;
   const int grid = static_cast<int>(blocks_needed < max_grid ? blocks_needed : max_grid);
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
   const cudaLaunchConfig_t cfg = launch_config(grid, kCombineWarps * 32, 0, stream, &attr, pdl);
-  const cudaError_t err =
-      many  ? cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P, kCombineManySlotBatch, kCombineManyParts>,
-                                 *plan, *args)
-      : few ? cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P, kCombineFewSlotBatch>, *plan, *args)
-            : cudaLaunchKernelEx(&cfg, mla_combine_kernel<T, P>, *plan, *args);
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, *plan, *args);
   if (err != cudaSuccess) return static_cast<int>(err);
   return launch_status();
 }
