@@ -257,7 +257,12 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * parts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
   const int max_grid = combine_ctas_per_sm<T, P>(kernel, many ? 2 : few ? 1 : 0) * sm_count;
-  const int grid = static_cast<int>(blocks_needed < max_grid ? blocks_needed : max_grid);
+  int grid = static_cast<int>(blocks_needed < max_grid ? blocks_needed : max_grid);
+#ifdef MLAW_COMBINE_GRID_PER_SM  // probe: at least this many CTAs an SM
+  if (grid < MLAW_COMBINE_GRID_PER_SM * sm_count)
+    grid = MLAW_COMBINE_GRID_PER_SM * sm_count < max_grid ? MLAW_COMBINE_GRID_PER_SM * sm_count
+                                                          : max_grid;
+#endif
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
