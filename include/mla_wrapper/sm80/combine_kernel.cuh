@@ -234,7 +234,7 @@ int combine_ctas_per_sm(void (*kernel)(const MlaPlan, const MlaRunArgs), int whi
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
 // the plan has merge capacity (grid: enough warps for max_merge_items x kRowsPerTile rows x
 // column parts (kCombineParts, or kCombineManyParts for 16-bit partials of many merges), at
-// most the CTAs that fit an SM at once (combine_ctas_per_sm) per SM of the device; 16-bit
+// least one CTA and at most the CTAs that fit at once (combine_ctas_per_sm) per SM; 16-bit
 // partials of a few merges, B=1, load kCombineFewSlotBatch slots at once). pdl: programmatic
 // dependent launch (SM90+): the attention CTAs allow it as they start, so the combine grid is
 // launched (and parks in griddepcontrol.wait on free SMs) while attention runs, instead of
@@ -257,12 +257,11 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * parts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
   const int max_grid = combine_ctas_per_sm<T, P>(kernel, many ? 2 : few ? 1 : 0) * sm_count;
-  int grid = static_cast<int>(blocks_needed < max_grid ? blocks_needed : max_grid);
-#ifdef MLAW_COMBINE_GRID_PER_SM  // probe: at least this many CTAs an SM
-  if (grid < MLAW_COMBINE_GRID_PER_SM * sm_count)
-    grid = MLAW_COMBINE_GRID_PER_SM * sm_count < max_grid ? MLAW_COMBINE_GRID_PER_SM * sm_count
-                                                          : max_grid;
-#endif
+  // At least one CTA an SM: the units dealt to the CTAs in turn then put B=1's merging warps
+  // on every SM (H=128 B=1, 64 CTAs of 8 merging warps before: 1.02-1.04x faster eagerly and
+  // from CUDA graphs, H100, logs/sm90_s37_2026-11-27 run 6; two CTAs an SM gained no more).
+  const int64_t blocks = blocks_needed > sm_count ? blocks_needed : sm_count;
+  const int grid = static_cast<int>(blocks < max_grid ? blocks : max_grid);
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
