@@ -197,10 +197,17 @@ struct GridDependencyWait {
   __device__ void operator()() const { grid_dependency_wait(); }
 };
 
-// Three CTAs an SM (at most 85 registers a thread) but for the few-merges instance's 16-slot
-// batch: the unit lookups by row put the default instance at 90, two CTAs an SM.
+// CTAs an SM of an instance (config.h); without the bound the unit lookups by row put the
+// default instance at 90 registers, two CTAs an SM.
+template <int kSlotBatch, int kParts>
+constexpr int combine_ctas_per_sm() {
+  return kSlotBatch > kCombineSlotBatch ? kCombineFewCtasPerSm
+         : kParts == kCombineManyParts  ? kCombineManyCtasPerSm
+                                        : kCombineCtasPerSm;
+}
+
 template <typename T, typename P, int kSlotBatch = kCombineSlotBatch, int kParts = kCombineParts>
-__global__ void __launch_bounds__(kCombineWarps * 32, kSlotBatch > kCombineSlotBatch ? 1 : 3)
+__global__ void __launch_bounds__(kCombineWarps * 32, combine_ctas_per_sm<kSlotBatch, kParts>())
     mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
   // A kernel launched after this one with programmatic dependent launch (sm90's attention of
   // the next call) may start now: it waits for this grid before reading what it wrote.
@@ -212,29 +219,12 @@ __global__ void __launch_bounds__(kCombineWarps * 32, kSlotBatch > kCombineSlotB
                                          gridDim.x * kCombineWarps, GridDependencyWait());
 }
 
-// CTAs of a combine kernel that fit an SM at once, at most kCombineCtasPerSm (queried once per
-// kernel: T, P and `which`, its variant). A grid sized past that runs in two waves: with 80
-// registers a thread (three 8-warp CTAs an SM) the 528 CTAs of H=16 B=16 left a second wave to
-// start after the attention grid's end.
-template <typename T, typename P>
-int combine_ctas_per_sm(void (*kernel)(const MlaPlan, const MlaRunArgs), int which) {
-  static int cached[3] = {0, 0, 0};
-  int n = cached[which];
-  if (n == 0) {
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kCombineWarps * 32, 0) !=
-            cudaSuccess ||
-        n <= 0)
-      n = 1;
-    n = n < kCombineCtasPerSm ? n : kCombineCtasPerSm;
-    cached[which] = n;
-  }
-  return n;
-}
-
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
 // the plan has merge capacity (grid: enough warps for max_merge_items x kRowsPerTile rows x
 // column parts (kCombineParts, or kCombineManyParts for 16-bit partials of many merges), at
-// least one CTA and at most the CTAs that fit at once (combine_ctas_per_sm) per SM; 16-bit
+// least one CTA and at most the CTAs that fit at once (combine_ctas_per_sm) per SM: a grid
+// past that ran in two waves (sized at four an SM with three fitting, H=16 B=16's 512 CTAs
+// left a second wave to start after attention's end); 16-bit
 // partials of a few merges, B=1, load kCombineFewSlotBatch slots at once). pdl: programmatic
 // dependent launch (SM90+): the attention CTAs allow it as they start, so the combine grid is
 // launched (and parks in griddepcontrol.wait on free SMs) while attention runs, instead of
@@ -256,7 +246,11 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
             : mla_combine_kernel<T, P>;
   const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * parts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
-  const int max_grid = combine_ctas_per_sm<T, P>(kernel, many ? 2 : few ? 1 : 0) * sm_count;
+  const int max_grid =
+      (many  ? combine_ctas_per_sm<kCombineManySlotBatch, kCombineManyParts>()
+       : few ? combine_ctas_per_sm<kCombineFewSlotBatch, kCombineParts>()
+             : combine_ctas_per_sm<kCombineSlotBatch, kCombineParts>()) *
+      sm_count;
   // At least one CTA an SM: the units dealt to the CTAs in turn then put B=1's merging warps
   // on every SM (H=128 B=1, 64 CTAs of 8 merging warps before: 1.02-1.04x faster eagerly and
   // from CUDA graphs, H100, logs/sm90_s37_2026-11-27 run 6; two CTAs an SM gained no more).

@@ -67,7 +67,13 @@ static_assert(KvConfig<64, 2>::kSmemBytes == 230912 && KvConfig<32, 4>::kSmemByt
 
 // Combine kernel (combine_kernel.cuh): one warp per (merge item, row, column part).
 constexpr int kCombineWarps = 8;
-constexpr int kCombineCtasPerSm = 4;                  // the separate combine kernel's grid cap
+// CTAs an SM of the separate combine kernel's instances: each one's grid cap and its
+// __launch_bounds__ minimum (combine_kernel.cuh), so that the grid fits the SMs at once
+// (registers: the default instance 78-79 at three, the many-merges one <= 64 at four, the
+// few-merges one 117-118 at two).
+constexpr int kCombineCtasPerSm = 3;
+constexpr int kCombineManyCtasPerSm = 4;
+constexpr int kCombineFewCtasPerSm = 2;
 constexpr int kCombineParts = 4;                      // column parts of a row (128 columns each)
 constexpr int kCombineSlotBatch = 8;                  // partial slots a warp loads at once
 // 16-bit partials (the sm90 family) of a plan whose merge items (max_merge_items: this plan's
