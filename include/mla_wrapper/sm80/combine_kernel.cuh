@@ -214,15 +214,10 @@ __global__ void __launch_bounds__(kCombineWarps * 32, combine_ctas_per_sm<kSlotB
   launch_dependents();
   // Launched programmatically (see launch_combine): the unit lookups read only the plan, so
   // they run before the wait for the attention grid.
-  // Units dealt to the CTAs in turn (above).
-  const int warp = threadIdx.x / 32;
-#if MLAW_COMBINE_DEAL_ROWS  // probe: whole rows (kParts units) dealt in turn
-  const int first = (warp / kParts * gridDim.x + blockIdx.x) * kParts + warp % kParts;
-#else
-  const int first = warp * gridDim.x + blockIdx.x;
-#endif
-  combine_rows<T, P, kSlotBatch, kParts>(plan, args, first, gridDim.x * kCombineWarps,
-                                         GridDependencyWait());
+  // Units dealt to the CTAs in turn (above; whole rows, a row's kParts units in one CTA, ran
+  // 0.99-1.03x: logs/sm90_s37_2026-11-27 run 12).
+  combine_rows<T, P, kSlotBatch, kParts>(plan, args, threadIdx.x / 32 * gridDim.x + blockIdx.x,
+                                         gridDim.x * kCombineWarps, GridDependencyWait());
 }
 
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
