@@ -925,14 +925,15 @@ def test_run_reads_what_the_previous_run_wrote(workspace, poison, heads, lens, c
     first, which keeps the next launch behind the first call's attention).
     Eagerly and replayed from a CUDA graph that captured both calls."""
     b = make_batch(lens, 1, heads, 64, torch.bfloat16, seed=heads)
-    w1, w2 = (new_wrapper(torch.empty_like(workspace), backend=planned_backend) for _ in range(2))
-    if capacity:
-        B = len(lens)
-        w1 = new_wrapper(torch.empty_like(workspace), backend=planned_backend, use_cuda_graph=True,
-                         qo_indptr=torch.zeros(B + 1, dtype=torch.int32, device="cuda"),
-                         kv_indptr=torch.zeros(B + 1, dtype=torch.int32, device="cuda"),
-                         kv_indices=torch.zeros_like(b["kv_indices"]),
-                         kv_len_arr=torch.zeros(B, dtype=torch.int32, device="cuda"))
+    B = len(lens)
+    graph_bufs = dict(use_cuda_graph=True,
+                      qo_indptr=torch.zeros(B + 1, dtype=torch.int32, device="cuda"),
+                      kv_indptr=torch.zeros(B + 1, dtype=torch.int32, device="cuda"),
+                      kv_indices=torch.zeros_like(b["kv_indices"]),
+                      kv_len_arr=torch.zeros(B, dtype=torch.int32, device="cuda"))
+    w1 = new_wrapper(torch.empty_like(workspace), backend=planned_backend,
+                     **(graph_bufs if capacity else {}))
+    w2 = new_wrapper(torch.empty_like(workspace), backend=planned_backend)
     plan(w1, b, False)
     plan(w2, b, False)
     if capacity:

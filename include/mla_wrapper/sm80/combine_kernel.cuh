@@ -220,17 +220,29 @@ __global__ void __launch_bounds__(kCombineWarps * 32, combine_ctas_per_sm<kSlotB
                                          gridDim.x * kCombineWarps, GridDependencyWait());
 }
 
+// One instance of the combine kernel with what its launch needs: column parts a row and CTAs
+// an SM (combine_ctas_per_sm).
+struct CombineInstance {
+  void (*kernel)(const MlaPlan, const MlaRunArgs);
+  int parts;
+  int ctas_per_sm;
+};
+template <typename T, typename P, int kSlotBatch, int kParts>
+CombineInstance combine_instance() {
+  return {mla_combine_kernel<T, P, kSlotBatch, kParts>, kParts,
+          combine_ctas_per_sm<kSlotBatch, kParts>()};
+}
+
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
-// the plan has merge capacity (grid: enough warps for max_merge_items x kRowsPerTile rows x
+// the plan has merge capacity. Grid: enough warps for max_merge_items x kRowsPerTile rows x
 // column parts (kCombineParts, or kCombineManyParts for 16-bit partials of many merges), at
 // least one CTA and at most the CTAs that fit at once (combine_ctas_per_sm) per SM: a grid
 // past that ran in two waves (sized at four an SM with three fitting, H=16 B=16's 512 CTAs
-// left a second wave to start after attention's end); 16-bit
-// partials of a few merges, B=1, load kCombineFewSlotBatch slots at once). pdl: programmatic
-// dependent launch (SM90+): the attention CTAs allow it as they start, so the combine grid is
-// launched (and parks in griddepcontrol.wait on free SMs) while attention runs, instead of
-// after it; the wait returns once attention's writes are visible. Returns 0 or a CUDA error
-// status.
+// left a second wave to start after attention's end). 16-bit partials of a few merges, B=1,
+// load kCombineFewSlotBatch slots at once. pdl: programmatic dependent launch (SM90+): the
+// attention CTAs allow it as they start, so the combine grid is launched (and parks in
+// griddepcontrol.wait on free SMs) while attention runs, instead of after it; the wait returns
+// once attention's writes are visible. Returns 0 or a CUDA error status.
 template <typename T, typename P>
 int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream,
                    int sm_count, bool pdl) {
@@ -240,18 +252,14 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
                     static_cast<int64_t>(plan->max_merge_items) * kCombineManyMergesDiv > plan->num_ctas;
   // 16-bit partials of at most kCombineFewMerges merges (B=1): 16 slots at a time.
   const bool few = sizeof(P) == 2 && !many && plan->max_merge_items <= kCombineFewMerges;
-  const int parts = many ? kCombineManyParts : kCombineParts;
-  void (*const kernel)(const MlaPlan, const MlaRunArgs) =
-      many  ? mla_combine_kernel<T, P, kCombineManySlotBatch, kCombineManyParts>
-      : few ? mla_combine_kernel<T, P, kCombineFewSlotBatch>
-            : mla_combine_kernel<T, P>;
-  const int64_t warps_needed = static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * parts;
+  const CombineInstance inst =
+      many  ? combine_instance<T, P, kCombineManySlotBatch, kCombineManyParts>()
+      : few ? combine_instance<T, P, kCombineFewSlotBatch, kCombineParts>()
+            : combine_instance<T, P, kCombineSlotBatch, kCombineParts>();
+  const int64_t warps_needed =
+      static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * inst.parts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
-  const int max_grid =
-      (many  ? combine_ctas_per_sm<kCombineManySlotBatch, kCombineManyParts>()
-       : few ? combine_ctas_per_sm<kCombineFewSlotBatch, kCombineParts>()
-             : combine_ctas_per_sm<kCombineSlotBatch, kCombineParts>()) *
-      sm_count;
+  const int max_grid = inst.ctas_per_sm * sm_count;
   // At least one CTA an SM: the units dealt to the CTAs in turn then put B=1's merging warps
   // on every SM (H=128 B=1, 64 CTAs of 8 merging warps before: 1.02-1.04x faster eagerly and
   // from CUDA graphs, H100, logs/sm90_s37_2026-11-27 run 6; two CTAs an SM gained no more).
@@ -261,7 +269,7 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
   const cudaLaunchConfig_t cfg = launch_config(grid, kCombineWarps * 32, 0, stream, &attr, pdl);
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, *plan, *args);
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, inst.kernel, *plan, *args);
   if (err != cudaSuccess) return static_cast<int>(err);
   return launch_status();
 }
