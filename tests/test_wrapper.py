@@ -473,23 +473,26 @@ def _max_merge_slots(w, b, causal):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
-@pytest.mark.parametrize("heads,page_size,length,slots", [
-    (128, 64, 512, 8), (16, 64, 1024, 16), (128, 64, 1024, 16), (16, 16, 2000, 9),
-    (128, 1, 1000, 9), (64, 64, 20000, 17)])
-def test_b1_merges_of_many_slots(workspace, poison, dtype, heads, page_size, length, slots):
-    """sm90 at B=1: the planner cuts a short request in kv_len / 16-token pieces (one tile up to
-    L=1024) and the combine of a plan with at most two merge items loads 16 slots at once where
-    a merge has more than 8 (sm80/config.h kCombineFewMerges); both paths against the reference,
-    eagerly and replayed from a CUDA graph."""
+@pytest.mark.parametrize("heads,page_size,length,batch,slots", [
+    (128, 64, 512, 1, 8), (16, 64, 1024, 1, 16), (128, 64, 1024, 1, 16), (16, 16, 2000, 1, 9),
+    (128, 1, 1000, 1, 9), (64, 64, 20000, 1, 17), (64, 64, 2048, 4, 16), (64, 64, 4096, 8, 16),
+    (128, 64, 1024, 8, 8), (128, 64, 1024, 9, 6)])
+def test_small_batch_merges_of_many_slots(workspace, poison, dtype, heads, page_size, length,
+                                          batch, slots):
+    """sm90 at small batches: the planner cuts short requests in kv_len / 16-token pieces (one
+    tile up to L=1024) and the combine of a plan with at most 16 merge items (sm80/config.h
+    kCombineFewMerges; B=8 at H=128 has 16, B=9 18) loads 16 slots at once where a merge has
+    more than 8; every path against the reference, eagerly and replayed from a CUDA graph."""
     if "sm90" not in planned_backends():
         pytest.skip("needs a Hopper GPU (the sm90 family)")
     w = new_wrapper(workspace, backend="sm90")
-    b = make_batch([length], 1, heads, page_size, DTYPES[dtype], seed=heads + length)
+    b = make_batch([length] * batch, 1, heads, page_size, DTYPES[dtype], seed=heads + length)
     plan_run_check(w, b, False, poison)
     assert _max_merge_slots(w, b, False) >= slots
     if dtype != "bf16":  # (the graph harness holds bf16 tensors)
         return
-    gr = _GraphRun(workspace, "sm90", 1, 1, heads, page_size, b["ckv"].shape[0], b["kv_indices"].numel())
+    gr = _GraphRun(workspace, "sm90", batch, 1, heads, page_size, b["ckv"].shape[0],
+                   b["kv_indices"].numel())
     plan(gr.w, b, False)
     gr.load(b)
     gr.capture()

@@ -192,6 +192,12 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
   if (!waited && first_warp == 0) wait();
 }
 
+// Probe (timing only, wrong results): -DMLAW_PROBE_COMBINE_WAIT_ONLY=1 makes the separate
+// combine wait for the attention grid and exit (what its launch and the wait cost).
+#ifndef MLAW_PROBE_COMBINE_WAIT_ONLY
+#define MLAW_PROBE_COMBINE_WAIT_ONLY 0
+#endif
+
 // combine_rows' wait for the attention grid (common/pdl.cuh; a no-op for an ordinary launch).
 struct GridDependencyWait {
   __device__ void operator()() const { grid_dependency_wait(); }
@@ -212,6 +218,10 @@ __global__ void __launch_bounds__(kCombineWarps * 32, combine_ctas_per_sm<kSlotB
   // A kernel launched after this one with programmatic dependent launch (sm90's attention of
   // the next call) may start now: it waits for this grid before reading what it wrote.
   launch_dependents();
+  if (MLAW_PROBE_COMBINE_WAIT_ONLY) {  // probe (wrong results): the launch and the wait alone
+    GridDependencyWait()();
+    return;
+  }
   // Launched programmatically (see launch_combine): the unit lookups read only the plan, so
   // they run before the wait for the attention grid.
   // Units dealt to the CTAs in turn (above; whole rows, a row's kParts units in one CTA, ran
@@ -250,7 +260,7 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   // 16-bit partials with many merge items: the configuration for merges of a few slots.
   const bool many = sizeof(P) == 2 &&
                     static_cast<int64_t>(plan->max_merge_items) * kCombineManyMergesDiv > plan->num_ctas;
-  // 16-bit partials of at most kCombineFewMerges merges (B=1): 16 slots at a time.
+  // 16-bit partials of at most kCombineFewMerges merges (B=1..8): 16 slots at a time.
   const bool few = sizeof(P) == 2 && !many && plan->max_merge_items <= kCombineFewMerges;
   const CombineInstance inst =
       many  ? combine_instance<T, P, kCombineManySlotBatch, kCombineManyParts>()

@@ -86,14 +86,18 @@ constexpr int kCombineSlotBatch = 8;                  // partial slots a warp lo
 constexpr int kCombineManyMergesDiv = 5;
 constexpr int kCombineManyParts = 2;
 constexpr int kCombineManySlotBatch = 2;
-// A plan of at most kCombineFewMerges merge items (B=1: one or two row tiles cut in 8-64
+// A plan of at most kCombineFewMerges merge items (B=1..8: a few row tiles cut in 8-64
 // pieces each, sm90's planner_cost) loads 16 slots at once where a merge has more than 8:
 // one round trip to L2 for 16 slots. H100 2026-11-26 (logs/sm90_s18_h100_2026-11-26, runs
 // 9-11): B=1 L=1024-65536 1.03-1.045x from a CUDA graph; merges of <= 8 slots ran 0.97-0.98x
 // in 16-slot batches (hence the 8-slot path for them), and plans of 4-32 merges 0.97-0.99x
-// (hence the few-merges instance: a batch of 16 costs registers).
+// then (hence a few-merges instance: a batch of 16 costs registers). Since the grid holds
+// every unit at once (session 37), plans of up to 16 merges gain from it: H200, against 2
+// (logs/sm90_s38_2026-11-27 run 4), H=64 B=4 L=2048 (four merges of 16 slots) 1.043-1.048x,
+// H=128 B=4 L=1024 1.02x, H=128 B=2 1.01x, the other short and paced rows 0.99-1.01x. (The
+// many-merges instance loading 4 slots a round, three CTAs an SM, ran 0.98-1.02x: run 5.)
 #ifndef MLAW_COMBINE_FEW_MERGES
-#define MLAW_COMBINE_FEW_MERGES 2
+#define MLAW_COMBINE_FEW_MERGES 16
 #endif
 constexpr int kCombineFewMerges = MLAW_COMBINE_FEW_MERGES;
 constexpr int kCombineFewSlotBatch = 16;

@@ -300,6 +300,15 @@ inline Maps cached_maps(const void* t0, const void* t1, const int64_t (&strides)
 #ifndef MLAW_SM90_PDL
 #define MLAW_SM90_PDL 1
 #endif
+// Probes (timing only): -DMLAW_SM90_PROBE_NO_COMBINE=1 launches no combine (split rows are
+// left unmerged: wrong results); -DMLAW_SM90_PROBE_CLUSTER=N launches the paged kernel in
+// clusters of N (the grid rounded down to a multiple: CTAs past it do not run).
+#ifndef MLAW_SM90_PROBE_NO_COMBINE
+#define MLAW_SM90_PROBE_NO_COMBINE 0
+#endif
+#ifndef MLAW_SM90_PROBE_CLUSTER
+#define MLAW_SM90_PROBE_CLUSTER 0
+#endif
 template <typename Kv>
 inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
   KvTensorMaps none;
@@ -413,6 +422,13 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     ds.sm_count = sms;
+#if MLAW_SM90_PROBE_CLUSTER > 8
+    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv>,
+                                       cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    if constexpr (kQTmaKernel)
+      MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true>,
+                                         cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+#endif
     ds.ready = true;
   }
   if (plan->num_ctas > 0) {
@@ -422,9 +438,17 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     // later plan. With one ~226 KB CTA per SM, 66 clusters of two fill an H100's 132 SMs.
     cudaLaunchAttribute attrs[2];
     int num_attrs = 0;
+    int grid = plan->num_ctas;
+#if MLAW_SM90_PROBE_CLUSTER  // probe: clusters of this size, the grid rounded down to them
+    grid -= grid % MLAW_SM90_PROBE_CLUSTER;
+    if (kPairs<Kv>) {
+      attrs[num_attrs].id = cudaLaunchAttributeClusterDimension;
+      attrs[num_attrs].val.clusterDim.x = MLAW_SM90_PROBE_CLUSTER;
+#else
     if (kPairs<Kv> && plan->num_ctas % 2 == 0) {
       attrs[num_attrs].id = cudaLaunchAttributeClusterDimension;
       attrs[num_attrs].val.clusterDim.x = 2;
+#endif
       attrs[num_attrs].val.clusterDim.y = 1;
       attrs[num_attrs].val.clusterDim.z = 1;
       ++num_attrs;
@@ -435,7 +459,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
       ++num_attrs;
     }
     const cudaLaunchConfig_t cfg =
-        launch_config(plan->num_ctas, kThreads, kSmemAlloc, stream, attrs, num_attrs);
+        launch_config(grid, kThreads, kSmemAlloc, stream, attrs, num_attrs);
     const QTensorMaps qmaps = kQTmaKernel ? make_q_maps(*args) : QTensorMaps{};
     auto kernel = mla_sm90_kernel<T, Kv>;
     if constexpr (kQTmaKernel)
@@ -445,6 +469,7 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     if (err != cudaSuccess) return static_cast<int>(err);
     if (int st = launch_status()) return st;
   }
+  if (MLAW_SM90_PROBE_NO_COMBINE) return 0;
   return sm80::launch_combine<T, T>(plan, args, stream, ds.sm_count, /*pdl=*/true);
 }
 

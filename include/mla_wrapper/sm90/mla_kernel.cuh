@@ -833,7 +833,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
 
   // A cluster pair's half (its CTA's only item) needs clusters of two (launcher.cuh): checked
   // here, in the consumer, reading the plan only without clusters.
-  if (kPairs<Kv> && ctid == 0 && cluster_size() != 2 && w_end == w_begin + 1 &&
+  if (kPairs<Kv> && ctid == 0 && cluster_size() % 2 != 0 && w_end == w_begin + 1 &&
       plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow)
     __trap();
   grid_dependency_wait();  // (as in produce: q, out, lse and the partials come after it)
