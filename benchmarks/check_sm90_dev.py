@@ -525,6 +525,10 @@ AB_CASES = {  # (H, B, L)
     # the same at 32 and 64 heads (and B=1 / B=4 at 16: paced only on a busy grid)
     "paced_heads": ((32, 16, 4096), (32, 64, 1024), (32, 64, 4096), (64, 16, 4096), (64, 64, 1024),
                     (64, 64, 4096), (32, 1, 16384), (64, 8, 4096), (16, 4, 4096), (16, 1, 16384)),
+    # CTAs of several work items (large batches of short requests, the compute rows' two):
+    # what an item's start costs (Q, the epilogue)
+    "items": ((128, 512, 512), (128, 256, 1024), (128, 512, 1024), (64, 512, 1024),
+              (128, 128, 4096), (128, 200, 2048), (16, 512, 512), (128, 256, 512, 2)),
     # the memory-bound and middle rows of bench_decode's grid
     "memory": ((16, 128, 16384), (16, 64, 16384), (16, 128, 4096), (16, 64, 4096), (16, 16, 4096),
                (16, 64, 1024), (128, 16, 4096), (128, 64, 1024)),

@@ -266,6 +266,24 @@ def test_many_merge_items(workspace, poison, dtype, heads, lens, planned_backend
     assert w._impl.last_plan.num_merge_items * 5 > w._impl.plan_struct.num_ctas  # the path ran
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("heads,qo_len", [(128, 1), (128, 2), (64, 1), (16, 1)])
+def test_ctas_of_many_items(workspace, poison, dtype, heads, qo_len, planned_backend):
+    """A large batch of short requests (some empty): CTAs run several work items in turn, so
+    sm90 loads each next item's Q by TMA during the current item's last tile and stages that
+    item's output in its last KV stage (mla_kernel.cuh MLAW_SM90_EARLY_Q)."""
+    rng = np.random.default_rng(heads + qo_len)
+    lens = [int(x) for x in rng.integers(0, 600, 200)]
+    lens[::17] = [0] * len(lens[::17])
+    b = make_batch(lens, qo_len, heads, 64, DTYPES[dtype], seed=heads * 3 + qo_len)
+    w = new_wrapper(workspace, backend=planned_backend)
+    plan_run_check(w, b, qo_len > 1, poison)
+    if planned_backend == "sm90":
+        items = np.diff(_sm90_plan(w, b, qo_len > 1).cta_work_indptr)
+        assert items.max() >= 3  # the path ran: CTAs of several items
+
+
 class _GraphRun:
     """A use_cuda_graph wrapper's static inputs / outputs (cap requests of qo_len tokens, a
     [pages, page_size, 576] cache) and one captured run() over them: load(b) copies a batch in,

@@ -661,16 +661,16 @@ __device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& i
 
 // Q by TMA (qm.box_heads > 0): lane 0 of the calling warp expects the item's bytes on `bar`,
 // then lane k issues the 9 column-block boxes of the item's k-th query token (k < tokens: the
-// row tile's valid rows rounded up to whole tokens). Rows past them keep stale bytes: those
+// row tile's valid rows rounded up to whole tokens; row0, qo_start, valid_rows: WorkItem's). Rows past them keep stale bytes: those
 // rows' scores are masked in every tile (limit 0) and never written. Q is read again by every
 // piece of a split row tile: L2 evict-last.
-__device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, const WorkItem& item,
-                                           int num_heads, const FastDiv& heads,
+__device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int qo_start,
+                                           int valid_rows, int num_heads, const FastDiv& heads,
                                            uint32_t q_smem, uint64_t* bar, int lane) {
   const int bh = qm.box_heads;
-  const int tokens = (item.valid_rows + bh - 1) / bh;
-  const int token0 = item.qo_start + heads.div(item.row0);
-  const int head0 = heads.mod(item.row0, num_heads);
+  const int tokens = (valid_rows + bh - 1) / bh;
+  const int token0 = qo_start + heads.div(row0);
+  const int head0 = heads.mod(row0, num_heads);
   if (lane == 0) mbar_arrive_expect_tx(bar, uint32_t(tokens * bh * kRowBytes * kColBlocks));
   __syncwarp();
   const uint64_t policy = evict_last_policy();
@@ -693,6 +693,13 @@ constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
 #endif
 
 constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchange written
+
+// A CTA's next item's Q by TMA as soon as its current item's last score GEMM is done with the
+// Q tile (kQTma, CTAs of several items): that item's epilogue then stages its rows in the KV
+// stage of its last tile, released after the copy-out, instead of in the Q tile.
+#ifndef MLAW_SM90_EARLY_Q
+#define MLAW_SM90_EARLY_Q 1
+#endif
 
 // The on-chip merge of a cluster pair's two halves of one kv range (plan.h mlaw_pair_slot;
 // CTAs 2k and 2k + 1, each running only its half). Each CTA tells the partner that its stages
@@ -837,15 +844,26 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       plan.work_info[w_begin * kWorkFields + kWorkPartialSlot] <= kSlotPairLow)
     __trap();
   grid_dependency_wait();  // (as in produce: q, out, lse and the partials come after it)
+  bool q_issued = false;  // this item's Q went in during the previous item (q_next)
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = start.at(plan, w, num_heads, kvm);
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
     if (kQTma) fence_proxy_async();  // the epilogue's staging stores come before the TMA's Q writes
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
-    if (item.num_tiles > 0) {
+    // The next item's Q goes in during this item's last tile (MLAW_SM90_EARLY_Q): issued by
+    // warpgroup 1's first warp once every score GEMM of that tile is done with the Q tile.
+    const bool q_next = kQTma && MLAW_SM90_EARLY_Q && w + 1 < w_end && item.num_tiles > 0;
+    int nx_row0 = 0, nx_qo_start = 0, nx_valid_rows = 0;  // (read by that warp only)
+    if (q_next && g == 1 && warp == 0) {
+      const WorkItem nx = start.at(plan, w + 1, num_heads, kvm);
+      nx_row0 = nx.row0, nx_qo_start = nx.qo_start, nx_valid_rows = nx.valid_rows;
+    }
+    if (item.num_tiles > 0 || q_issued) {
       MLAW_TRACE(seq0, 16 + g);
       if constexpr (kQTma) {
-        if (ctid < 32) load_q_tma(qm, item, num_heads, heads, q_smem, q_bar, lane);
+        if (ctid < 32 && !q_issued)
+          load_q_tma(qm, item.row0, item.qo_start, item.valid_rows, num_heads, heads, q_smem,
+                     q_bar, lane);
         mbar_wait(q_bar, q_phase);
         q_phase ^= 1;
       } else {
@@ -855,6 +873,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       MLAW_TRACE(seq0, 18);
       if (g == 0 && w == w_begin) MLAW_SPAN(7, global_timer());
     }
+    q_issued = q_next;
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -1010,6 +1029,10 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         // with one scorer, of its rescale factors) are done.
         named_barrier(kBarMax, kConsumerThreads);
         MLAW_TRACE(seq, 3 + 7 * g);
+        const bool last = it == item.num_tiles - 1;
+        if (q_next && last && g == 1 && warp == 0)  // the score GEMMs are done with Q
+          load_q_tma(qm, nx_row0, nx_qo_start, nx_valid_rows, num_heads, heads, q_smem, q_bar,
+                     lane);
         float alpha[2] = {1.f, 1.f};
         float m_use[2];
         if (scorer) {
@@ -1079,7 +1102,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         MLAW_TRACE(seq, 6 + 7 * g);
         if (kRole == 1) MLAW_SPAN(3, global_timer());
         fence_operands(o);
-        if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
+        // one arrival per consumer warp (with q_next, the last tile's after the epilogue)
+        if (lane == 0 && !(q_next && last)) mbar_arrive(&empty[stage]);
       }
     };
     if constexpr (kScorers == 2)
@@ -1109,7 +1133,11 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     if (pair)
       pair_merge<T>(o, pair_lse, smem, full + 2 * kStages, full + 2 * kStages + 1, red_sum,
                     m_run, rows, g, keep, item.valid_rows, seq0);
-    char* staged = smem + kSmemQ + g * kRowsPerTile * kEpiPitch;
+    // Staged in the Q tile, or with q_next (the next item's Q landing there) in the KV stage
+    // of this item's last tile.
+    const int last_stage = (seq - 1) % kStages;
+    char* staged = (q_next ? smem + kSmemKv + last_stage * kKvStageBytes : smem + kSmemQ) +
+                   g * kRowsPerTile * kEpiPitch;
     float inv[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -1167,6 +1195,11 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
               (static_cast<int64_t>(out_slot) * kRowsPerTile + row) * kHeadDimCkv;
       }
       *reinterpret_cast<uint4*>(dst + g * kOutCols + 8 * lane) = x;
+    }
+    if (q_next) {  // this warp's staged rows are read: the last tile's stage goes back
+      fence_proxy_async();  // (the producer's TMA writes come after these reads)
+      __syncwarp();
+      if (lane == 0) mbar_arrive(&empty[last_stage]);
     }
     if (g == 0) MLAW_TRACE(seq0, 19);
     if (g == 0) MLAW_SPAN(4, global_timer());
