@@ -700,13 +700,6 @@ constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchang
 #ifndef MLAW_SM90_EARLY_Q
 #define MLAW_SM90_EARLY_Q 1
 #endif
-// With early Q, that item's staged rows go out as bulk copies (one 512-byte row half per lane
-// of warpgroup 1) instead of the consumers' stores: warpgroup 0 releases the stage once its
-// rows are staged, warpgroup 1 once the copies have read them, during the next item's first
-// score GEMM (it waits there anyway).
-#ifndef MLAW_SM90_BULK_STORE
-#define MLAW_SM90_BULK_STORE 1
-#endif
 
 // The on-chip merge of a cluster pair's two halves of one kv range (plan.h mlaw_pair_slot;
 // CTAs 2k and 2k + 1, each running only its half). Each CTA tells the partner that its stages
@@ -852,16 +845,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     __trap();
   grid_dependency_wait();  // (as in produce: q, out, lse and the partials come after it)
   bool q_issued = false;  // this item's Q went in during the previous item (q_next)
-  int bulk_stage = -1;  // warpgroup 1: the stage its pending bulk copies read (MLAW_SM90_BULK_STORE)
-  // Warpgroup 1's release of the stage its bulk copies read, once they have read it.
-  auto release_bulk_stage = [&]() {
-    if (bulk_stage >= 0) {
-      bulk_wait_read();
-      __syncwarp();
-      if (lane == 0) mbar_arrive(&empty[bulk_stage]);
-      bulk_stage = -1;
-    }
-  };
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = start.at(plan, w, num_heads, kvm);
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
@@ -1042,7 +1025,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
             }
           }
         }
-        if (MLAW_SM90_BULK_STORE && !scorer && it == 0) release_bulk_stage();
         // Both scorers' row maxima are in red_max; both warpgroups' P V reads of the last P (and,
         // with one scorer, of its rescale factors) are done.
         named_barrier(kBarMax, kConsumerThreads);
@@ -1132,7 +1114,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       tiles(std::integral_constant<int, 0>{});
 
     // ---- epilogue ----
-    if (MLAW_SM90_BULK_STORE) release_bulk_stage();  // (an item without tiles: still pending)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float l = l_run[r];
@@ -1197,34 +1178,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
                   ElementTraits<T>::pack(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
     }
     if (g == 0) MLAW_TRACE(seq0, 25);
-    if (MLAW_SM90_BULK_STORE && q_next) {
-      fence_proxy_async();  // the staged rows (generic stores) feed the bulk copies
-      named_barrier(kBarMax, kConsumerThreads);  // both warpgroups' rows are staged
-      if (g == 0) {
-        if (lane == 0) mbar_arrive(&empty[last_stage]);  // warpgroup 0 is done with the stage
-      } else {
-        const int row = (warp * 32 + lane) % kRowsPerTile;  // lane's row half: gg's columns
-        const int gg = (warp * 32 + lane) / kRowsPerTile;
-        if (row < item.valid_rows) {
-          T* dst;
-          if (out_slot < 0) {
-            const int grow = item.row0 + row;
-            const int64_t token = item.qo_start + heads.div(grow);
-            dst = static_cast<T*>(args.out) + token * args.out_stride_token +
-                  static_cast<int64_t>(heads.mod(grow, num_heads)) * args.out_stride_head;
-          } else {
-            dst = static_cast<T*>(plan.partial_o) +
-                  (static_cast<int64_t>(out_slot) * kRowsPerTile + row) * kHeadDimCkv;
-          }
-          bulk_store_global(dst + gg * kOutCols,
-                            smem_addr(staged + (gg - g) * kRowsPerTile * kEpiPitch + row * kEpiPitch),
-                            kOutCols * sizeof(T));
-        }
-        bulk_stage = last_stage;
-      }
-      if (g == 0) MLAW_TRACE(seq0, 19);
-      continue;
-    }
     named_barrier(kBarEpi + g, 128);  // this warpgroup's rows are staged
     if (g == 0) MLAW_TRACE(seq0, 21);
     // Warp w copies rows w, w + 4, ... (the valid rows of a small head count spread over all

@@ -316,14 +316,6 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar) {
 __device__ __forceinline__ void bulk_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
-// Bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) from this CTA's
-// shared memory to global memory, as its own bulk group.
-__device__ __forceinline__ void bulk_store_global(void* dst, uint32_t src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src),
-               "r"(bytes)
-               : "memory");
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
 // Four 8 x 8 16-bit matrices to shared memory: matrix i from register r_i of every lane (lane l
 // holds row l / 4, columns 2 (l % 4) and + 1: an mma accumulator fragment), lanes 8i .. 8i + 7
 // give the addresses of matrix i's rows (16 bytes each).
