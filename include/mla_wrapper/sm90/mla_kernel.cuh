@@ -65,6 +65,13 @@
 //       slot (16-bit: at B=1 a CTA's output is as many bytes as a KV tile, and an SM moves
 //       only ~24 bytes per clock in or out: H200 trace, logs/sm90_latency_h200_2026-11-23);
 //       lse = m + log2(l) (base 2 for partials).
+//     A CTA of several items (large batches of short requests; the compute rows' two): the
+//       next item's Q goes in by TMA during this item's last tile, as soon as its score GEMM is
+//       done with the Q tile, and this item's rows are staged in its last tile's KV stage
+//       instead (released after the copy-out), so the next item starts on a landed Q
+//       (MLAW_SM90_EARLY_Q: H200, H=128 B=256-512 L=512-1024 1.02-1.05x, compute rows
+//       1.003-1.011x; logs/sm90_s38_2026-11-27 run 8; the copy-out as bulk copies gained
+//       nothing more, run 9).
 //   A cluster pair's half (plan.h mlaw_pair_slot; the paged kernel runs in clusters of two):
 //     the two CTAs merge their states on chip before that epilogue (pair_merge below), and
 //     each writes 256 of the 512 columns (to out or to the pair's partial slot).
@@ -696,7 +703,8 @@ constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchang
 
 // A CTA's next item's Q by TMA as soon as its current item's last score GEMM is done with the
 // Q tile (kQTma, CTAs of several items): that item's epilogue then stages its rows in the KV
-// stage of its last tile, released after the copy-out, instead of in the Q tile.
+// stage of its last tile, released after the copy-out, instead of in the Q tile (see the
+// schedule above; 0: Q at each item's start, A/B builds).
 #ifndef MLAW_SM90_EARLY_Q
 #define MLAW_SM90_EARLY_Q 1
 #endif
