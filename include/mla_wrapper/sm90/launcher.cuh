@@ -386,6 +386,16 @@ inline QTensorMaps make_q_maps(const MlaRunArgs& a) {
 // Both the paged kernel and the gather mode have a Q-by-TMA instance (mla_kernel.cuh kQTma),
 // picked per run where make_q_maps made maps (MlaRunArgs.num_q_tokens > 0).
 constexpr bool kQTmaKernel = MLAW_SM90_TMA_Q;
+// The paged kernel's Q-by-TMA instance with early Q (mla_kernel.cuh MLAW_SM90_EARLY_Q) where
+// the run may give CTAs several items: more row tiles than CTAs at most (q rows x row tiles a
+// token: decode's requests are one token each; in a CUDA graph, the capacity's), so B=1 and
+// other one-item grids keep the instance without its code. H100 / H200, against no early Q:
+// H=128 B=256-512 L=512-1024 1.01-1.05x, compute rows 1.003-1.036x (logs/sm90_s38_2026-11-27
+// runs 8, 10).
+inline bool early_q_for(const MlaPlan& plan, const MlaRunArgs& a) {
+  const int64_t tiles_per_token = (a.num_heads + kRowsPerTile - 1) / kRowsPerTile;
+  return MLAW_SM90_EARLY_Q && int64_t(a.num_q_tokens) * tiles_per_token > plan.num_ctas;
+}
 
 struct DeviceSetup {
   bool ready = false;
@@ -416,9 +426,14 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
                   kSmemAlloc, device, smem_optin);
     MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc));
-    if constexpr (kQTmaKernel)
+    if constexpr (kQTmaKernel) {
       MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc));
+      if constexpr (std::is_same<Kv, PagedKv>::value)
+        MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, true>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           kSmemAlloc));
+    }
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     ds.sm_count = sms;
@@ -463,7 +478,11 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     const QTensorMaps qmaps = kQTmaKernel ? make_q_maps(*args) : QTensorMaps{};
     auto kernel = mla_sm90_kernel<T, Kv>;
     if constexpr (kQTmaKernel)
-      if (qmaps.box_heads > 0) kernel = mla_sm90_kernel<T, Kv, true>;
+      if (qmaps.box_heads > 0) {
+        kernel = mla_sm90_kernel<T, Kv, true>;
+        if constexpr (std::is_same<Kv, PagedKv>::value)
+          if (early_q_for(*plan, *args)) kernel = mla_sm90_kernel<T, Kv, true, true>;
+      }
     const cudaError_t err =
         cudaLaunchKernelEx(&cfg, kernel, *plan, *args, kvm, make_kv_maps<Kv>(*args), qmaps);
     if (err != cudaSuccess) return static_cast<int>(err);

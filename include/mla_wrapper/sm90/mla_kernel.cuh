@@ -702,9 +702,12 @@ constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
 constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchange written
 
 // A CTA's next item's Q by TMA as soon as its current item's last score GEMM is done with the
-// Q tile (kQTma, CTAs of several items): that item's epilogue then stages its rows in the KV
-// stage of its last tile, released after the copy-out, instead of in the Q tile (see the
-// schedule above; 0: Q at each item's start, A/B builds).
+// Q tile (kEarlyQ, an instance of the paged kernel with Q by TMA that the launcher picks for
+// grids of several items a CTA: launcher.cuh early_q_for): that item's epilogue then stages
+// its rows in the KV stage of its last tile, released after the copy-out, instead of in the Q
+// tile (see the schedule above). The code costs one-item CTAs even where it does not run (B=1
+// from CUDA graphs 1.02-1.03x slower, H100, logs/sm90_s38_2026-11-27 run 12), hence the
+// instance. 0: never (A/B builds).
 #ifndef MLAW_SM90_EARLY_Q
 #define MLAW_SM90_EARLY_Q 1
 #endif
@@ -820,7 +823,7 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // between an item's start and its first score GEMM grew, and every launch that starts with a
 // cold L2 (instructions fetched from DRAM) ran 1-3 us longer at B=1, on either path
 // (H100, 2026-11-26, logs/sm90_s16_h100_2026-11-26 runs 2-4).
-template <typename T, bool kQTma, typename Kv>
+template <typename T, bool kQTma, bool kEarlyQ, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const QTensorMaps& qm, const CtaStart<Kv>& start,
                                         char* smem,
@@ -860,7 +863,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
     // The next item's Q goes in during this item's last tile (MLAW_SM90_EARLY_Q): issued by
     // warpgroup 1's first warp once every score GEMM of that tile is done with the Q tile.
-    const bool q_next = kQTma && MLAW_SM90_EARLY_Q && w + 1 < w_end && item.num_tiles > 0;
+    const bool q_next = kQTma && kEarlyQ && w + 1 < w_end && item.num_tiles > 0;
     int nx_row0 = 0, nx_qo_start = 0, nx_valid_rows = 0;  // (read by that warp only)
     if (q_next && g == 1 && warp == 0) {
       const WorkItem nx = start.at(plan, w + 1, num_heads, kvm);
@@ -1235,7 +1238,7 @@ __device__ __forceinline__ void prefetch_combine_plan(const MlaPlan& plan) {
 
 // Kv: how KV tokens are found (common/kv_access.cuh: PagedKv, the page table;
 // sparse/gather.cuh: SlotGather, per-token slot ids of the top-k gather mode).
-template <typename T, typename Kv = PagedKv, bool kQTma = false>
+template <typename T, typename Kv = PagedKv, bool kQTma = false, bool kEarlyQ = false>
 __global__ void __launch_bounds__(kThreads, 1)
     mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm,
                     const __grid_constant__ KvTensorMaps maps,
@@ -1278,7 +1281,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     produce<T>(plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
-    consume<T, kQTma>(plan, args, kvm, qmaps, start, smem, full, empty);
+    consume<T, kQTma, kEarlyQ>(plan, args, kvm, qmaps, start, smem, full, empty);
   }
 #endif
 }
