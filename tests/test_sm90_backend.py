@@ -240,6 +240,45 @@ int main() {
     assert run.returncode == 0, run.stdout
 
 
+@pytest.mark.compile
+def test_early_q_instance_where_ctas_may_run_several_items(host_program):
+    """launcher.cuh early_q_for: the paged kernel's early-Q instance (the next item's Q loaded
+    during the current item's last tile) where a run may give CTAs several items, more row
+    tiles than CTAs at most (q rows x row tiles a token); B=1 and other one-item grids keep the
+    instance without that code, which cost them 2-3% from CUDA graphs (H100, session 38 run
+    12). Pure host arithmetic, compiled with nvcc."""
+    from mla_wrapper.jit import env
+
+    source = r'''
+#include <cstdio>
+#include "mla_wrapper/sm90/launcher.cuh"
+using namespace mlaw;
+int main() {
+  struct Case { int tokens, heads, ctas; bool early; };
+  const Case cases[] = {
+      {1, 16, 132, false},   {1, 128, 132, false},  {64, 128, 132, false}, {66, 128, 132, false},
+      {67, 128, 132, true},  {128, 128, 132, true}, {132, 16, 132, false}, {200, 16, 132, true},
+      {256, 16, 132, true},  {512, 64, 132, true},  {0, 128, 132, false},
+  };
+  int bad = 0;
+  for (const Case& c : cases) {
+    MlaPlan plan{};
+    plan.num_ctas = c.ctas;
+    MlaRunArgs args{};
+    args.num_q_tokens = c.tokens;
+    args.num_heads = c.heads;
+    const bool e = sm90::early_q_for(plan, args);
+    std::printf("tokens %d heads %d ctas %d: %d\n", c.tokens, c.heads, c.ctas, int(e));
+    bad += e != c.early;
+  }
+  return bad;
+}
+'''
+    cutlass = [f"-I{d}" for d in env.cutlass_include_dirs()]
+    run = host_program(source, "-O1", "-arch=sm_90a", *cutlass, name="early_q.cu")
+    assert run.returncode == 0, run.stdout
+
+
 @pytest.mark.parametrize("value,on", [(None, True), ("", True), ("1", True), ("0", False),
                                       ("off", False), ("False", False)])
 def test_pdl_switch(monkeypatch, value, on):

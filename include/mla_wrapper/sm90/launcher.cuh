@@ -440,9 +440,13 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
 #if MLAW_SM90_PROBE_CLUSTER > 8
     MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv>,
                                        cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    if constexpr (kQTmaKernel)
+    if constexpr (kQTmaKernel) {
       MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true>,
                                          cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+      if constexpr (std::is_same<Kv, PagedKv>::value)
+        MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, true>,
+                                           cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    }
 #endif
     ds.ready = true;
   }
