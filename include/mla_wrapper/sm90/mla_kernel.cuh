@@ -69,9 +69,10 @@
 //       next item's Q goes in by TMA during this item's last tile, as soon as its score GEMM is
 //       done with the Q tile, and this item's rows are staged in its last tile's KV stage
 //       instead (released after the copy-out), so the next item starts on a landed Q
-//       (MLAW_SM90_EARLY_Q: H200, H=128 B=256-512 L=512-1024 1.02-1.05x, compute rows
-//       1.003-1.011x; logs/sm90_s38_2026-11-27 run 8; the copy-out as bulk copies gained
-//       nothing more, run 9).
+//       (kEarlyQ, the instance launcher.cuh early_q_for picks: H200, H=128 B=256-512
+//       L=512-1024 1.02-1.05x, compute rows 1.003-1.011x; H100 1.0-1.027x and 1.006-1.036x;
+//       logs/sm90_s38_2026-11-27 runs 8, 10; the copy-out as bulk copies gained nothing
+//       more, run 9).
 //   A cluster pair's half (plan.h mlaw_pair_slot; the paged kernel runs in clusters of two):
 //     the two CTAs merge their states on chip before that epilogue (pair_merge below), and
 //     each writes 256 of the 512 columns (to out or to the pair's partial slot).
@@ -666,11 +667,12 @@ __device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& i
   fence_proxy_async();
 }
 
-// Q by TMA (qm.box_heads > 0): lane 0 of the calling warp expects the item's bytes on `bar`,
-// then lane k issues the 9 column-block boxes of the item's k-th query token (k < tokens: the
-// row tile's valid rows rounded up to whole tokens; row0, qo_start, valid_rows: WorkItem's). Rows past them keep stale bytes: those
-// rows' scores are masked in every tile (limit 0) and never written. Q is read again by every
-// piece of a split row tile: L2 evict-last.
+// Q by TMA (qm.box_heads > 0) of the item with WorkItem's row0, qo_start and valid_rows: lane 0
+// of the calling warp expects the item's bytes on `bar`, then lane k issues the 9 column-block
+// boxes of the item's k-th query token (k < tokens: the row tile's valid rows rounded up to
+// whole tokens). Rows past them keep stale bytes: those rows' scores are masked in every tile
+// (limit 0) and never written. Q is read again by every piece of a split row tile: L2
+// evict-last.
 __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int qo_start,
                                            int valid_rows, int num_heads, const FastDiv& heads,
                                            uint32_t q_smem, uint64_t* bar, int lane) {
