@@ -272,7 +272,7 @@ def test_many_merge_items(workspace, poison, dtype, heads, lens, planned_backend
 def test_ctas_of_many_items(workspace, poison, dtype, heads, qo_len, planned_backend):
     """A large batch of short requests (some empty): CTAs run several work items in turn, so
     sm90 loads each next item's Q by TMA during the current item's last tile and stages that
-    item's output in its last KV stage (mla_kernel.cuh MLAW_SM90_EARLY_Q)."""
+    item's output in its last KV stage (the kernel instance launcher.cuh early_q_for picks)."""
     rng = np.random.default_rng(heads + qo_len)
     lens = [int(x) for x in rng.integers(0, 600, 200)]
     lens[::17] = [0] * len(lens[::17])

@@ -13,8 +13,8 @@
 // every SM, and the warps without one exit after their lookups (H100, against units by CTA,
 // kCombineWarps consecutive ones each: H=16 B=1..8 1.02-1.06x faster, B=1 from CUDA graphs
 // 1.04-1.06x, H=16 B=16 L=4096 1.015x; logs/sm90_s37_2026-11-27 run 3). The lanes of a warp
-// read consecutive 8- or 16-byte pieces of a
-// partial row (coalesced, through L2: the partials were written by other SMs). The separate
+// read consecutive 8- or 16-byte pieces of a partial row (coalesced, through L2: the partials
+// were written by other SMs). The separate
 // kernel splits a row into kCombineParts parts and loads kCombineSlotBatch slots at once, so a
 // small batch's few rows still keep many loads in flight (H200, B=1: one warp per row walking
 // one slot at a time took 10-17 us under ncu). A batch is merged with its max first and
@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(kCombineWarps * 32, combine_ctas_per_sm<kSlotB
   // the next call) may start now: it waits for this grid before reading what it wrote.
   launch_dependents();
   if (MLAW_PROBE_COMBINE_WAIT_ONLY) {  // probe (wrong results): the launch and the wait alone
-    GridDependencyWait()();
+    grid_dependency_wait();
     return;
   }
   // Launched programmatically (see launch_combine): the unit lookups read only the plan, so

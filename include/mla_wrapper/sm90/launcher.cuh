@@ -397,6 +397,19 @@ inline bool early_q_for(const MlaPlan& plan, const MlaRunArgs& a) {
   return MLAW_SM90_EARLY_Q && int64_t(a.num_q_tokens) * tiles_per_token > plan.num_ctas;
 }
 
+// Sets a function attribute on every instance of the kernel the launch below may pick.
+template <typename T, typename Kv>
+inline cudaError_t set_kernel_attribute(cudaFuncAttribute attr, int value) {
+  cudaError_t err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv>, attr, value);
+  if constexpr (kQTmaKernel) {
+    if (err == cudaSuccess) err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true>, attr, value);
+    if constexpr (std::is_same<Kv, PagedKv>::value)
+      if (err == cudaSuccess)
+        err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, true>, attr, value);
+  }
+  return err;
+}
+
 struct DeviceSetup {
   bool ready = false;
   int sm_count = 0;
@@ -424,30 +437,14 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     if (smem_optin < kSmemAlloc)
       return fail("%s: needs %d bytes of shared memory per block, device %d allows %d", name,
                   kSmemAlloc, device, smem_optin);
-    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc));
-    if constexpr (kQTmaKernel) {
-      MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc));
-      if constexpr (std::is_same<Kv, PagedKv>::value)
-        MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, true>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           kSmemAlloc));
-    }
+    MLAW_CUDA_TRY((set_kernel_attribute<T, Kv>(cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                kSmemAlloc)));
+    if (MLAW_SM90_PROBE_CLUSTER > 8)  // (clusters past 8 CTAs are not portable)
+      MLAW_CUDA_TRY((set_kernel_attribute<T, Kv>(cudaFuncAttributeNonPortableClusterSizeAllowed,
+                                                  1)));
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     ds.sm_count = sms;
-#if MLAW_SM90_PROBE_CLUSTER > 8
-    MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv>,
-                                       cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    if constexpr (kQTmaKernel) {
-      MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true>,
-                                         cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-      if constexpr (std::is_same<Kv, PagedKv>::value)
-        MLAW_CUDA_TRY(cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, true>,
-                                           cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    }
-#endif
     ds.ready = true;
   }
   if (plan->num_ctas > 0) {
@@ -457,17 +454,12 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     // later plan. With one ~226 KB CTA per SM, 66 clusters of two fill an H100's 132 SMs.
     cudaLaunchAttribute attrs[2];
     int num_attrs = 0;
-    int grid = plan->num_ctas;
-#if MLAW_SM90_PROBE_CLUSTER  // probe: clusters of this size, the grid rounded down to them
-    grid -= grid % MLAW_SM90_PROBE_CLUSTER;
-    if (kPairs<Kv>) {
+    // (the probe MLAW_SM90_PROBE_CLUSTER: clusters of its size, the grid rounded down to them)
+    const int cluster = MLAW_SM90_PROBE_CLUSTER ? MLAW_SM90_PROBE_CLUSTER : 2;
+    const int grid = plan->num_ctas - (MLAW_SM90_PROBE_CLUSTER ? plan->num_ctas % cluster : 0);
+    if (kPairs<Kv> && grid % cluster == 0) {
       attrs[num_attrs].id = cudaLaunchAttributeClusterDimension;
-      attrs[num_attrs].val.clusterDim.x = MLAW_SM90_PROBE_CLUSTER;
-#else
-    if (kPairs<Kv> && plan->num_ctas % 2 == 0) {
-      attrs[num_attrs].id = cudaLaunchAttributeClusterDimension;
-      attrs[num_attrs].val.clusterDim.x = 2;
-#endif
+      attrs[num_attrs].val.clusterDim.x = cluster;
       attrs[num_attrs].val.clusterDim.y = 1;
       attrs[num_attrs].val.clusterDim.z = 1;
       ++num_attrs;

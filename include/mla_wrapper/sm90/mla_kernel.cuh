@@ -863,7 +863,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
     if (kQTma) fence_proxy_async();  // the epilogue's staging stores come before the TMA's Q writes
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
-    // The next item's Q goes in during this item's last tile (MLAW_SM90_EARLY_Q): issued by
+    // The next item's Q goes in during this item's last tile (kEarlyQ): issued by
     // warpgroup 1's first warp once every score GEMM of that tile is done with the Q tile.
     const bool q_next = kQTma && kEarlyQ && w + 1 < w_end && item.num_tiles > 0;
     int nx_row0 = 0, nx_qo_start = 0, nx_valid_rows = 0;  // (read by that warp only)
