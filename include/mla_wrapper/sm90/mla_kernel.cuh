@@ -673,6 +673,8 @@ __device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& i
 // whole tokens). Rows past them keep stale bytes: those rows' scores are masked in every tile
 // (limit 0) and never written. Q is read again by every piece of a split row tile: L2
 // evict-last.
+// kToL2: the same boxes prefetched into L2 only (tma_prefetch_3d; bar unused).
+template <bool kToL2 = false>
 __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int qo_start,
                                            int valid_rows, int num_heads, const FastDiv& heads,
                                            uint32_t q_smem, uint64_t* bar, int lane) {
@@ -680,7 +682,8 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
   const int tokens = (valid_rows + bh - 1) / bh;
   const int token0 = qo_start + heads.div(row0);
   const int head0 = heads.mod(row0, num_heads);
-  if (lane == 0) mbar_arrive_expect_tx(bar, uint32_t(tokens * bh * kRowBytes * kColBlocks));
+  if (!kToL2 && lane == 0)
+    mbar_arrive_expect_tx(bar, uint32_t(tokens * bh * kRowBytes * kColBlocks));
   __syncwarp();
   const uint64_t policy = evict_last_policy();
   // (not unrolled: ptxas made 14 copies of this loop, 126 TMA issues and ~4500 SASS
@@ -689,10 +692,18 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
   for (int k = lane; k < tokens; k += 32) {
     const uint32_t dst = q_smem + k * bh * kRowBytes;
 #pragma unroll
-    for (int b = 0; b < kColBlocks - 1; ++b)
-      tma_load_3d(dst + b * kQBlockBytes, &qm.nope, bar, b * kBlockCols, head0, token0 + k,
+    for (int b = 0; b < kColBlocks - 1; ++b) {
+      if (kToL2)
+        tma_prefetch_3d(&qm.nope, b * kBlockCols, head0, token0 + k);
+      else
+        tma_load_3d(dst + b * kQBlockBytes, &qm.nope, bar, b * kBlockCols, head0, token0 + k,
+                    policy);
+    }
+    if (kToL2)
+      tma_prefetch_3d(&qm.pe, 0, head0, token0 + k);
+    else
+      tma_load_3d(dst + (kColBlocks - 1) * kQBlockBytes, &qm.pe, bar, 0, head0, token0 + k,
                   policy);
-    tma_load_3d(dst + (kColBlocks - 1) * kQBlockBytes, &qm.pe, bar, 0, head0, token0 + k, policy);
   }
 }
 
@@ -713,6 +724,17 @@ constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchang
 #ifndef MLAW_SM90_EARLY_Q
 #define MLAW_SM90_EARLY_Q 1
 #endif
+// With early Q, the next item's Q boxes prefetched into L2 (tma_prefetch_3d) this many tiles
+// before the current item's last tile, where that item has at least kPrefetchQMinTiles tiles;
+// 0: not (A/B builds).
+#ifndef MLAW_SM90_PREFETCH_Q
+#define MLAW_SM90_PREFETCH_Q 3
+#endif
+#ifndef MLAW_SM90_PREFETCH_Q_MIN_TILES
+#define MLAW_SM90_PREFETCH_Q_MIN_TILES 32
+#endif
+constexpr int kPrefetchQTiles = MLAW_SM90_PREFETCH_Q;
+constexpr int kPrefetchQMinTiles = MLAW_SM90_PREFETCH_Q_MIN_TILES;
 
 // The on-chip merge of a cluster pair's two halves of one kv range (plan.h mlaw_pair_slot;
 // CTAs 2k and 2k + 1, each running only its half). Each CTA tells the partner that its stages
@@ -1046,6 +1068,11 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         if (q_next && last && g == 1 && warp == 0)  // the score GEMMs are done with Q
           load_q_tma(qm, nx_row0, nx_qo_start, nx_valid_rows, num_heads, heads, q_smem, q_bar,
                      lane);
+        // ... after its boxes came into L2 a few tiles before (kPrefetchQTiles)
+        if (kPrefetchQTiles > 0 && q_next && !last && g == 1 && warp == 0 &&
+            item.num_tiles >= kPrefetchQMinTiles && it == item.num_tiles - 1 - kPrefetchQTiles)
+          load_q_tma<true>(qm, nx_row0, nx_qo_start, nx_valid_rows, num_heads, heads, 0, nullptr,
+                           lane);
         float alpha[2] = {1.f, 1.f};
         float m_use[2];
         if (scorer) {

@@ -271,6 +271,13 @@ __device__ __forceinline__ void tma_load_4d(uint32_t smem, const CUtensorMap* ma
       "r"(c3), "l"(policy)
       : "memory");
 }
+// Prefetch of a 3-D TMA box into L2 (no shared memory, no barrier, nothing to wait for).
+__device__ __forceinline__ void tma_prefetch_3d(const CUtensorMap* map, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
 // Prefetch of the 128-byte line at `gmem` into L2.
 __device__ __forceinline__ void prefetch_line_l2(const void* gmem) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(gmem) : "memory");
