@@ -72,7 +72,10 @@
 //       (kEarlyQ, the instance launcher.cuh early_q_for picks: H200, H=128 B=256-512
 //       L=512-1024 1.02-1.05x, compute rows 1.003-1.011x; H100 1.0-1.027x and 1.006-1.036x;
 //       logs/sm90_s38_2026-11-27 runs 8, 10; the copy-out as bulk copies gained nothing
-//       more, run 9).
+//       more, run 9). Where the current item has >= 32 tiles, the next item's Q boxes are
+//       prefetched into L2 three tiles before its last (kPrefetchQTiles), so that load reads L2:
+//       H100, compute rows 1.0-1.05x, H=128 B=128 L=4096 1.03x; on short items (8-16 tiles) the
+//       prefetch ran 1.02-1.08x slower, whatever its lead (logs/sm90_s39_2026-11-27 runs 2-4, 7).
 //   A cluster pair's half (plan.h mlaw_pair_slot; the paged kernel runs in clusters of two):
 //     the two CTAs merge their states on chip before that epilogue (pair_merge below), and
 //     each writes 256 of the 512 columns (to out or to the pair's partial slot).
@@ -725,8 +728,9 @@ constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchang
 #define MLAW_SM90_EARLY_Q 1
 #endif
 // With early Q, the next item's Q boxes prefetched into L2 (tma_prefetch_3d) this many tiles
-// before the current item's last tile, where that item has at least kPrefetchQMinTiles tiles;
-// 0: not (A/B builds).
+// before the current item's last tile, where that item has at least kPrefetchQMinTiles tiles
+// (short items are bound by DRAM bytes, Q and out included, and the prefetch cost them
+// 1.02-1.08x, issued 1, 3 or all their tiles ahead); 0: not (A/B builds).
 #ifndef MLAW_SM90_PREFETCH_Q
 #define MLAW_SM90_PREFETCH_Q 3
 #endif
