@@ -74,7 +74,8 @@
 //       logs/sm90_s38_2026-11-27 runs 8, 10; the copy-out as bulk copies gained nothing
 //       more, run 9). Where the current item has >= 32 tiles, the next item's Q boxes are
 //       prefetched into L2 three tiles before its last (kPrefetchQTiles), so that load reads L2:
-//       H100, compute rows 1.0-1.05x faster; on short items (8-16 tiles) the
+//       H100, H=128 B=128 L=4096 (two 64-tile items a CTA) 1.015-1.03x faster in five A/Bs;
+//       on short items (8-16 tiles) the
 //       prefetch ran 1.02-1.08x slower, whatever its lead (logs/sm90_s39_2026-11-27 runs 2-4, 7).
 //   A cluster pair's half (plan.h mlaw_pair_slot; the paged kernel runs in clusters of two):
 //     the two CTAs merge their states on chip before that epilogue (pair_merge below), and
