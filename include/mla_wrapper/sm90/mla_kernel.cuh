@@ -75,8 +75,8 @@
 //       more, run 9). Where the current item has >= 32 tiles, the next item's Q boxes are
 //       prefetched into L2 three tiles before its last (kPrefetchQTiles), so that load reads L2:
 //       H100, H=128 B=128 L=4096 (two 64-tile items a CTA) 1.015-1.03x faster in five A/Bs;
-//       on short items (8-16 tiles) the
-//       prefetch ran 1.02-1.08x slower, whatever its lead (logs/sm90_s39_2026-11-27 runs 2-4, 7).
+//       on short items (8-16 tiles) the prefetch ran 1.02-1.08x slower, whatever its lead
+//       (logs/sm90_s39_2026-11-27 runs 2-4, 7).
 //   A cluster pair's half (plan.h mlaw_pair_slot; the paged kernel runs in clusters of two):
 //     the two CTAs merge their states on chip before that epilogue (pair_merge below), and
 //     each writes 256 of the 512 columns (to out or to the pair's partial slot).
@@ -676,7 +676,8 @@ __device__ __forceinline__ void load_q(const MlaRunArgs& args, const WorkItem& i
 // boxes of the item's k-th query token (k < tokens: the row tile's valid rows rounded up to
 // whole tokens). Rows past them keep stale bytes: those rows' scores are masked in every tile
 // (limit 0) and never written. Q is read again by every piece of a split row tile: L2
-// evict-last.
+// evict-last (evict-normal ran the compute rows 0.976-0.988x, evict-first the short-item rows
+// 0.986-1.006x; H100, logs/sm90_s39_2026-11-27 run 5).
 // kToL2: the same boxes prefetched into L2 only (tma_prefetch_3d; bar unused).
 template <bool kToL2 = false>
 __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int qo_start,
@@ -1226,7 +1227,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     named_barrier(kBarEpi + g, 128);  // this warpgroup's rows are staged
     if (g == 0) MLAW_TRACE(seq0, 21);
     // Warp w copies rows w, w + 4, ... (the valid rows of a small head count spread over all
-    // four warps), 16 bytes per lane; none where the partner writes these columns.
+    // four warps), 16 bytes per lane; none where the partner writes these columns. (Stores to
+    // out with an L2 evict-first hint ran 0.97-1.0x; H100, logs/sm90_s39_2026-11-27 run 5.)
     for (int row = pair && g != keep ? kRowsPerTile : warp; row < item.valid_rows; row += 4) {
       const uint4 x = *reinterpret_cast<const uint4*>(staged + row * kEpiPitch + 16 * lane);
       T* dst;
