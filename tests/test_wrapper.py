@@ -268,20 +268,33 @@ def test_many_merge_items(workspace, poison, dtype, heads, lens, planned_backend
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
-@pytest.mark.parametrize("heads,qo_len", [(128, 1), (128, 2), (64, 1), (16, 1)])
-def test_ctas_of_many_items(workspace, poison, dtype, heads, qo_len, planned_backend):
+@pytest.mark.parametrize("heads,qo_len,long", [(128, 1, False), (128, 2, False), (64, 1, False),
+                                                (16, 1, False), (128, 1, True), (16, 1, True)])
+def test_ctas_of_many_items(workspace, poison, dtype, heads, qo_len, long, planned_backend):
     """A large batch of short requests (some empty): CTAs run several work items in turn, so
     sm90 loads each next item's Q by TMA during the current item's last tile and stages that
-    item's output in its last KV stage (the kernel instance launcher.cuh early_q_for picks)."""
-    rng = np.random.default_rng(heads + qo_len)
-    lens = [int(x) for x in rng.integers(0, 600, 200)]
+    item's output in its last KV stage (the kernel instance launcher.cuh early_q_for picks).
+    Long requests (2048-2600 tokens): items of >= 32 tiles followed by another in their CTA,
+    where the next item's Q is also prefetched into L2 (mla_kernel.cuh kPrefetchQMinTiles)."""
+    rng = np.random.default_rng(heads + qo_len + long)
+    if long:
+        lens = [int(x) for x in rng.integers(2048, 2600, 100 if heads > 64 else 300)]
+    else:
+        lens = [int(x) for x in rng.integers(0, 600, 200)]
     lens[::17] = [0] * len(lens[::17])
     b = make_batch(lens, qo_len, heads, 64, DTYPES[dtype], seed=heads * 3 + qo_len)
     w = new_wrapper(workspace, backend=planned_backend)
     plan_run_check(w, b, qo_len > 1, poison)
     if planned_backend == "sm90":
-        items = np.diff(_sm90_plan(w, b, qo_len > 1).cta_work_indptr)
-        assert items.max() >= 3  # the path ran: CTAs of several items
+        d = _sm90_plan(w, b, qo_len > 1)
+        items = np.diff(d.cta_work_indptr)
+        if long:  # the path ran: an item of >= 32 tiles with a next one in its CTA
+            ind = d.cta_work_indptr
+            tiles = (d.work_info[:, 3] - d.work_info[:, 2] + 63) // 64
+            assert any(tiles[i] >= 32 for c in range(len(items))
+                       for i in range(ind[c], ind[c + 1] - 1))
+        else:
+            assert items.max() >= 3  # the path ran: CTAs of several items
 
 
 class _GraphRun:
