@@ -1074,8 +1074,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         if (q_next && last && g == 1 && warp == 0)  // the score GEMMs are done with Q
           load_q_tma(qm, nx_row0, nx_qo_start, nx_valid_rows, num_heads, heads, q_smem, q_bar,
                      lane);
-        // ... after its boxes came into L2 a few tiles before (kPrefetchQTiles)
-        if (kPrefetchQTiles > 0 && q_next && !last && g == 1 && warp == 0 &&
+        // ... after its boxes came into L2 a few tiles before (kPrefetchQTiles; the tile test
+        // leaves out the last tile)
+        if (kPrefetchQTiles > 0 && q_next && g == 1 && warp == 0 &&
             item.num_tiles >= kPrefetchQMinTiles && it == item.num_tiles - 1 - kPrefetchQTiles)
           load_q_tma<true>(qm, nx_row0, nx_qo_start, nx_valid_rows, num_heads, heads, 0, nullptr,
                            lane);
