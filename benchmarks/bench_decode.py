@@ -184,6 +184,21 @@ RUNNERS = {
     "fi_fa3": lambda c, ws: runner_flashinfer("fa3", c, ws),
     "flashmla": runner_flashmla,
 }
+CELL = 34  # a backend's column in the printed table
+
+
+def table_cell(rec: dict | None, flops_bound: bool) -> str:
+    """One backend's cell of the printed table, right-aligned to CELL characters, never cut:
+    the time a call, its rate (TFLOP/s where the row tile is full of heads, else GB/s), for the
+    latency rows the CUDA-graph replay in us (g<replay>[/<replay after a flush>]), and the
+    relative error against the reference; "fail" where the backend could not run the case."""
+    if not rec:
+        return f"{'fail':>{CELL}}"
+    perf = f"{rec['tflops']:.0f}TF" if flops_bound else f"{rec['gbs']:.0f}GB/s"
+    lat = f" g{rec['graph_replay_us']:.0f}" if rec.get("graph_replay_us") else ""
+    if rec.get("graph_replay_flushed_us"):
+        lat += f"/{rec['graph_replay_flushed_us']:.0f}"
+    return f"{rec['us']:7.1f}us {perf:>8}{lat} err{rec['rel_err']:.0e}".rjust(CELL)
 PEERS = ("fi_fa2", "fi_fa3", "flashmla")
 
 
@@ -231,7 +246,7 @@ def main():
         grid = [g for g in grid + SWEEP_GRID if g[0] in args.cases.split(",")]
     t_start = time.time()
     print(f"{'case':8} {'H':>4} {'B':>4} {'L':>6} {'ps':>3} {'q':>2} | " +
-          " | ".join(f"{n:>22}" for n in names) + " | ours/best-peer", flush=True)
+          " | ".join(f"{n:>{CELL}}" for n in names) + " | ours/best-peer", flush=True)
     for i, (kind, H, B, L, ps, qo) in enumerate(grid):
         if time.time() - t_start > args.budget_s:
             print(f"# budget reached, skipped {len(grid) - i} cases")
@@ -269,18 +284,7 @@ def main():
         ours = [row[n]["ms"] for n in names if n not in PEERS and row.get(n)]
         peers = [row[n]["ms"] for n in names if n in PEERS and row.get(n)]
         ratio = f"{min(peers) / min(ours):.2f}x" if ours and peers else "-"
-        cells = []
-        for n in names:
-            r = row.get(n)
-            if not r:
-                cells.append(f"{'fail':>22}")
-                continue
-            perf = f"{r['tflops']:.0f}TF" if H * qo >= 64 else f"{r['gbs']:.0f}GB/s"
-            lat = f" g{r['graph_replay_us']:.0f}" if r["graph_replay_us"] else ""
-            if r["graph_replay_flushed_us"]:
-                lat += f"/{r['graph_replay_flushed_us']:.0f}"
-            width = 26 if r["graph_replay_flushed_us"] else 22  # room for g<hot>/<flushed>
-            cells.append(f"{r['us']:7.1f}us {perf:>8}{lat} e{r['rel_err']:.0e}"[:width].rjust(width))
+        cells = [table_cell(row.get(n), flops_bound=H * qo >= 64) for n in names]
         print(f"{kind:8} {H:4d} {B:4d} {L:6d} {ps:3d} {qo:2d} | " + " | ".join(cells) + f" | {ratio}",
               flush=True)
         del c, ref
