@@ -4,7 +4,8 @@
 
 Every rank builds the same global batch (same seed), copies its shard of the cache
 (shard_paged_cache), runs ContextParallelMLAWrapper and compares with the single-GPU wrapper
-over the whole cache on its own GPU. Prints one line per case; exits 1 if any case fails.
+over the whole cache on its own GPU; then run() captured in a CUDA graph, re-planned and
+replayed (graph_case). Prints one line per case; exits 1 if any case fails.
 Also holds the helpers the single-process tests share.
 """
 from __future__ import annotations
@@ -59,6 +60,69 @@ def compare(out, lse, ref_out, ref_lse, dtype) -> str:
     return f"out rel error {err}, lse rel error {lse_err}"
 
 
+# One CUDA graph of ContextParallelMLAWrapper.run(), re-planned with other lengths at the same
+# batch size (a serving engine's graph per batch bucket) and replayed (graph_case)
+GRAPH_BATCHES = ([900, 3, 0, 2500], [17, 4000, 1200, 64], [1, 1, 1, 1])
+GRAPH_HEADS, GRAPH_PAGE, GRAPH_INTERLEAVE = 16, 16, 16
+
+
+def graph_case(ws: torch.Tensor, rank: int, world_size: int, exchange: str,
+               output_heads: str) -> str:
+    """run() of a ContextParallelMLAWrapper over a use_cuda_graph wrapper's fixed buffers,
+    captured once after the first batch's plan(), then re-planned with each of GRAPH_BATCHES
+    and replayed into NaN-poisoned outputs. Collective: every rank calls it. Returns '' when
+    every replay matches the single-GPU wrapper over the whole cache, else what differs."""
+    from mla_wrapper import BatchMLAPagedAttentionWrapper
+    from mla_wrapper.distributed import ContextParallelMLAWrapper
+
+    dev = ws.device
+    B, H, ps = len(GRAPH_BATCHES[0]), GRAPH_HEADS, GRAPH_PAGE
+    pages = max(sum(-(-n // ps) for n in lens) for lens in GRAPH_BATCHES) + 8
+    index = dict(qo_indptr=torch.zeros(B + 1, dtype=torch.int32, device=dev),
+                 kv_indptr=torch.zeros(B + 1, dtype=torch.int32, device=dev),
+                 kv_indices=torch.zeros(pages, dtype=torch.int32, device=dev),
+                 kv_len_arr=torch.zeros(B, dtype=torch.int32, device=dev))
+    inner = BatchMLAPagedAttentionWrapper(ws, use_cuda_graph=True, **index)
+    w = ContextParallelMLAWrapper(wrapper=inner, interleave=GRAPH_INTERLEAVE, exchange=exchange,
+                                  output_heads=output_heads)
+    q = torch.empty(B, H, 576, dtype=torch.bfloat16, device=dev)
+    cache = torch.empty(pages, ps, 576, dtype=torch.bfloat16, device=dev)
+    q_nope, q_pe, ckv, kpe = q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:]
+    ref_ws = torch.empty(64 << 20, dtype=torch.uint8, device=dev)   # not the graph's workspace
+    graph, out, lse = None, None, None
+    h = H // world_size
+    for k, lens in enumerate(GRAPH_BATCHES):
+        b = make_batch(lens, 1, H, ps, torch.bfloat16, seed=300 + k, device=dev)
+        ref_out, ref_lse = whole_cache_output(b, ref_ws)
+        if output_heads == "shard":
+            ref_out, ref_lse = ref_out[:, rank * h:(rank + 1) * h], ref_lse[:, rank * h:(rank + 1) * h]
+        s = shard_batch(b, world_size, GRAPH_INTERLEAVE, rank)
+        w.plan(s["qo_indptr"], s["kv_indptr"], s["kv_indices"], s["kv_len"], H, 512, 64, ps,
+               False, SM_SCALE, torch.bfloat16, torch.bfloat16, layout=s["layout"])
+        q_nope.copy_(s["q_nope"])
+        q_pe.copy_(s["q_pe"])
+        n = s["ckv"].shape[0]
+        ckv[:n].copy_(s["ckv"])
+        kpe[:n].copy_(s["kpe"])
+        if graph is None:     # a warm-up run on a side stream, then the capture
+            side = torch.cuda.Stream(dev)
+            side.wait_stream(torch.cuda.current_stream(dev))
+            with torch.cuda.stream(side):
+                w.run(q_nope, q_pe, ckv, kpe, return_lse=True)
+            torch.cuda.current_stream(dev).wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out, lse = w.run(q_nope, q_pe, ckv, kpe, return_lse=True)
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize(dev)
+        why = compare(out, lse, ref_out, ref_lse, torch.bfloat16)
+        if why:
+            return f"replay after plan {k} (lens {lens}): {why}"
+    return ""
+
+
 def main() -> int:
     import torch.distributed as dist
 
@@ -95,6 +159,12 @@ def main() -> int:
                       f"interleave={interleave} {exchange}/{output_heads}: "
                       f"{'FAIL ' + why if why else 'ok'}", flush=True)
                 failures += bool(why)
+    for exchange in ("all_gather", "all_to_all"):
+        for output_heads in ("all", "shard"):
+            why = graph_case(ws, rank, W, exchange, output_heads)
+            print(f"rank {rank}/{W} CUDA graph, re-planned {len(GRAPH_BATCHES)} times, "
+                  f"{exchange}/{output_heads}: {'FAIL ' + why if why else 'ok'}", flush=True)
+            failures += bool(why)
     total = torch.tensor([failures], device=dev)
     dist.all_reduce(total)
     dist.destroy_process_group()

@@ -21,7 +21,7 @@ import torch
 from mla_wrapper import distributed as cp
 from mla_wrapper.reference import merge_states, mla_attention, rel_error
 
-from cp_worker import CASES, compare, shard_batch, whole_cache_output
+from cp_worker import CASES, compare, graph_case, shard_batch, whole_cache_output
 from test_wrapper import SM_SCALE, make_batch
 
 TESTS = Path(__file__).resolve().parent
@@ -384,6 +384,16 @@ def test_one_rank_nccl_group(workspace, nccl_group, exchange, output_heads):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("exchange", cp.EXCHANGES)
+@pytest.mark.parametrize("output_heads", ["all", "shard"])
+def test_one_rank_nccl_group_cuda_graph(workspace, nccl_group, exchange, output_heads):
+    """run() captured in a CUDA graph over a use_cuda_graph wrapper, re-planned twice with other
+    lengths and replayed (the 2-GPU version runs in cp_worker.py)."""
+    why = graph_case(workspace, 0, 1, exchange, output_heads)
+    assert not why, why
+
+
+@pytest.mark.gpu
 def test_one_rank_group_errors(workspace, nccl_group):
     b = make_batch([100, 5], 1, 16, 16, torch.bfloat16, seed=4)
     s = shard_batch(b, 1, 1, 0)
@@ -412,7 +422,8 @@ two_gpus = pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device
 @pytest.mark.gpu
 @two_gpus
 def test_two_gpus_torchrun():
-    """tests/cp_worker.py under torchrun on 2 GPUs: every case, both exchanges, both outputs."""
+    """tests/cp_worker.py under torchrun on 2 GPUs: every case, both exchanges, both outputs,
+    and run() captured in a CUDA graph, re-planned and replayed."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(TESTS.parent)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
