@@ -184,6 +184,7 @@ RUNNERS = {
     "fi_fa3": lambda c, ws: runner_flashinfer("fa3", c, ws),
     "flashmla": runner_flashmla,
 }
+PEERS = ("fi_fa2", "fi_fa3", "flashmla")
 CELL = 34  # a backend's column in the printed table
 
 
@@ -199,7 +200,6 @@ def table_cell(rec: dict | None, flops_bound: bool) -> str:
     if rec.get("graph_replay_flushed_us"):
         lat += f"/{rec['graph_replay_flushed_us']:.0f}"
     return f"{rec['us']:7.1f}us {perf:>8}{lat} err{rec['rel_err']:.0e}".rjust(CELL)
-PEERS = ("fi_fa2", "fi_fa3", "flashmla")
 
 
 def reference_out(c):

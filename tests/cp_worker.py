@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_wrapper import SM_SCALE, TOL, make_batch, plan  # noqa: E402
+from test_wrapper import SM_SCALE, TOL, capture_graph, make_batch, plan  # noqa: E402
 
 from mla_wrapper.distributed import shard_kv_layout, shard_paged_cache  # noqa: E402
 from mla_wrapper.reference import rel_error  # noqa: E402
@@ -70,8 +70,9 @@ def graph_case(ws: torch.Tensor, rank: int, world_size: int, exchange: str,
                output_heads: str) -> str:
     """run() of a ContextParallelMLAWrapper over a use_cuda_graph wrapper's fixed buffers,
     captured once after the first batch's plan(), then re-planned with each of GRAPH_BATCHES
-    and replayed into NaN-poisoned outputs. Collective: every rank calls it. Returns '' when
-    every replay matches the single-GPU wrapper over the whole cache, else what differs."""
+    and replayed into NaN-poisoned outputs (ws on the current device). Collective: every rank
+    calls it. Returns '' when every replay matches the single-GPU wrapper over the whole cache,
+    else what differs."""
     from mla_wrapper import BatchMLAPagedAttentionWrapper
     from mla_wrapper.distributed import ContextParallelMLAWrapper
 
@@ -104,15 +105,9 @@ def graph_case(ws: torch.Tensor, rank: int, world_size: int, exchange: str,
         n = s["ckv"].shape[0]
         ckv[:n].copy_(s["ckv"])
         kpe[:n].copy_(s["kpe"])
-        if graph is None:     # a warm-up run on a side stream, then the capture
-            side = torch.cuda.Stream(dev)
-            side.wait_stream(torch.cuda.current_stream(dev))
-            with torch.cuda.stream(side):
-                w.run(q_nope, q_pe, ckv, kpe, return_lse=True)
-            torch.cuda.current_stream(dev).wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                out, lse = w.run(q_nope, q_pe, ckv, kpe, return_lse=True)
+        if graph is None:
+            graph, (out, lse) = capture_graph(
+                lambda: w.run(q_nope, q_pe, ckv, kpe, return_lse=True))
         out.fill_(float("nan"))
         lse.fill_(float("nan"))
         graph.replay()

@@ -19,6 +19,8 @@ import torch
 from mla_wrapper import sparse_specs
 from mla_wrapper.reference import rel_error, sparse_mla_attention
 
+from test_wrapper import capture_graph
+
 SM_SCALE = 1.0 / math.sqrt(192)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 TOL = {torch.bfloat16: 1e-2, torch.float16: 5e-3}
@@ -404,14 +406,7 @@ def test_wrapper_cuda_graph_replay(workspace, heads, cap, sparse_family):
     lse = torch.empty(cap, heads, dtype=torch.float32, device=dev)
     w.plan(cap, topk, heads, SM_SCALE, torch.bfloat16)
     args = (q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        w.run(*args, topk_length=lens, out=out, lse=lse)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        w.run(*args, topk_length=lens, out=out, lse=lse)
+    g, _ = capture_graph(lambda: w.run(*args, topk_length=lens, out=out, lse=lse))
     for seed in (1, 2, 3):
         q2, kv2, idx2 = make_case(cap, heads, topk, 10000, torch.bfloat16, seed=seed,
                                   empty_rows=(0,) if seed == 3 else ())

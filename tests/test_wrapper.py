@@ -297,6 +297,22 @@ def test_ctas_of_many_items(workspace, poison, dtype, heads, qo_len, long, plann
             assert items.max() >= 3  # the path ran: CTAs of several items
 
 
+def capture_graph(fn, during=None):
+    """fn() once on a side stream (the warm-up a capture needs), then during(), if given, and
+    fn() captured in a new CUDA graph. Returns (graph, what the captured fn() returned)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        if during is not None:
+            during()
+        result = fn()
+    return graph, result
+
+
 class _GraphRun:
     """A use_cuda_graph wrapper's static inputs / outputs (cap requests of qo_len tokens, a
     [pages, page_size, 576] cache) and one captured run() over them: load(b) copies a batch in,
@@ -331,16 +347,7 @@ class _GraphRun:
     def capture(self, during=None):
         """One warm-up run on a side stream, then the capture (after a plan() and a load());
         during(), if given, runs inside the capture before run()."""
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            self._run()
-        torch.cuda.current_stream().wait_stream(s)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            if during is not None:
-                during()
-            self._run()
+        self.graph, _ = capture_graph(self._run, during)
 
     def replay_check(self, b, causal):
         self.out.fill_(float("nan"))
@@ -918,14 +925,7 @@ def test_cuda_graph_batch_one_bucket(workspace, heads, planned_backend):
     out = torch.empty(1, heads, 512, dtype=torch.bfloat16, device=dev)
     lse = torch.empty(1, heads, dtype=torch.float32, device=dev)
     args = (q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:])
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        w.run(*args, out=out, lse=lse)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        w.run(*args, out=out, lse=lse)
+    g, _ = capture_graph(lambda: w.run(*args, out=out, lse=lse))
     for seed, L in ((42, 30000), (43, 5), (44, 0), (45, 4097)):
         b = make_batch([L], 1, heads, 64, torch.bfloat16, seed=seed)
         plan(w, b, False)
@@ -992,14 +992,7 @@ def test_run_reads_what_the_previous_run_wrote(workspace, poison, heads, lens, c
         poison(out1), poison(out2)
         both()
         check_second()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        both()
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        both()
+    graph, _ = capture_graph(both)
     for seed in (1, 2):
         b["q_nope"].copy_(torch.randn(b["q_nope"].shape, device="cuda",
                                       generator=torch.Generator(device="cuda").manual_seed(seed)))
