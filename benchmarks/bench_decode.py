@@ -1,9 +1,16 @@
 """MLA decode benchmark over BENCHMARKS.md's grid: every backend of this project and FlashInfer
 (fa2 / fa3) when importable, in one process on the same tensors, with a correctness check.
 
-    python benchmarks/bench_decode.py [--quick] [--backends sm80,sm90,fi_fa2,fi_fa3,flashmla] [--cases ...]
+    python benchmarks/bench_decode.py [--quick] [--backends sm80,sm90,sm90_fp8,fi_fa2,fi_fa3,flashmla] [--cases ...]
 
 (flashmla: FlashMLA's dense decode kernel, from the library benchmarks/fetch_flashmla.sh fetches.)
+sm90_fp8: our sm90 kernel over an FP8 (e4m3) copy of the case's cache (same page table,
+ckv_scale = kpe_scale = 1.0; bf16 queries and output). Its error (`err` in the table,
+`rel_err` in the JSON line) is against the reference on that fp8-rounded cache, and
+`rel_err_bf16` against the bf16 cache's reference (~3e-2: the rounding to e4m3); its GB/s
+count the cache at one byte an element. `--backends sm90,sm90_fp8,fi_fa3` compares it with
+the 16-bit kernels in one process; the ours/best-peer column stays 16-bit (ours vs peers),
+with the fp8 runner's ratio to the best peer after it.
 
 Writes JSON lines to benchmarks/results/decode.jsonl (device, date, versions and the copy /
 matmul ceilings measured in this run on every line) and prints a table with ratios to the
@@ -110,13 +117,21 @@ def make_case(H, B, L, page_size, qo_len, device, seed, data="randn"):
     }
 
 
-def flops_bytes(c):
+def flops_bytes(c, kv_bytes=2):
+    """FLOPs and bytes moved (cache read once at kv_bytes an element, q read, out written)."""
     H, qo = c["H"], c["qo_len"]
     L = c["lens"].double()
     flops = float((2 * H * qo * L * (576 + 512)).sum())
     T = c["B"] * qo
-    nbytes = float(L.sum()) * 576 * 2 + T * H * 576 * 2 + T * H * 512 * 2
+    nbytes = float(L.sum()) * 576 * kv_bytes + T * H * 576 * 2 + T * H * 512 * 2
     return flops, nbytes
+
+
+def fp8_cache(c):
+    """The case's cache rounded to e4m3 (made once per case, kept in c): [pages, page, 576]."""
+    if "cache_fp8" not in c:
+        c["cache_fp8"] = c["cache"].to(torch.float8_e4m3fn)
+    return c["cache_fp8"]
 
 
 def runner_ours(backend, c, ws):
@@ -127,6 +142,21 @@ def runner_ours(backend, c, ws):
     out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=ws.device)
     lse = torch.empty(c["q_nope"].shape[:2], dtype=torch.float32, device=ws.device)
     return lambda: w.run(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], out=out, lse=lse), out
+
+
+def runner_ours_fp8(backend, c, ws):
+    """Our wrapper over an e4m3 copy of the case's cache (views of one [pages, page, 576] fp8
+    buffer, same page table), bf16 q and out, scales 1.0 passed explicitly."""
+    w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
+    causal = c["qo_len"] > 1
+    w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], c["H"], 512, 64,
+           c["page_size"], causal, SM_SCALE, torch.bfloat16, torch.float8_e4m3fn)
+    cache = fp8_cache(c)
+    ckv, kpe = cache[..., :512], cache[..., 512:]
+    out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=ws.device)
+    lse = torch.empty(c["q_nope"].shape[:2], dtype=torch.float32, device=ws.device)
+    return lambda: w.run(c["q_nope"], c["q_pe"], ckv, kpe, out=out, lse=lse, ckv_scale=1.0,
+                         kpe_scale=1.0), out
 
 
 def runner_flashinfer(fi_backend, c, ws):
@@ -180,11 +210,16 @@ def runner_flashmla(c, ws):
 RUNNERS = {
     "sm80": lambda c, ws: runner_ours("sm80", c, ws),
     "sm90": lambda c, ws: runner_ours("sm90", c, ws),
+    "sm90_fp8": lambda c, ws: runner_ours_fp8("sm90", c, ws),
     "fi_fa2": lambda c, ws: runner_flashinfer("fa2", c, ws),
     "fi_fa3": lambda c, ws: runner_flashinfer("fa3", c, ws),
     "flashmla": runner_flashmla,
 }
 PEERS = ("fi_fa2", "fi_fa3", "flashmla")
+# Runners over an e4m3 copy of the cache (ours): checked against the reference on the
+# fp8-rounded cache, their bytes counted at one a cache element, left out of the 16-bit
+# ours/best-peer ratio (shown after it).
+FP8_KV = ("sm90_fp8",)
 CELL = 34  # a backend's column in the printed table
 
 
@@ -202,17 +237,40 @@ def table_cell(rec: dict | None, flops_bound: bool) -> str:
     return f"{rec['us']:7.1f}us {perf:>8}{lat} err{rec['rel_err']:.0e}".rjust(CELL)
 
 
-def reference_out(c):
-    out, _ = mla_attention(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], c["qo_indptr"],
+def reference_out(c, fp8=False):
+    """The reference output of case c (float32 math): on its bf16 cache, or with fp8=True on
+    the cache rounded to e4m3 (as sm90_fp8 reads it, scales 1.0; e4m3 values are exact in
+    bf16)."""
+    if fp8:
+        cache = fp8_cache(c).to(torch.bfloat16)
+        ckv, kpe = cache[..., :512], cache[..., 512:]
+    else:
+        ckv, kpe = c["ckv"], c["kpe"]
+    out, _ = mla_attention(c["q_nope"], c["q_pe"], ckv, kpe, c["qo_indptr"],
                            c["kv_indptr"], c["kv_indices"], c["lens"], c["page_size"],
                            c["qo_len"] > 1, SM_SCALE)
     return out
 
 
+def ratio_cell(row: dict, names: list[str]) -> str:
+    """The last column: best peer time / best 16-bit ours time, and where an fp8-cache runner
+    ran, best peer time / its time ("fp8 <x>x")."""
+    peers = [row[n]["ms"] for n in names if n in PEERS and row.get(n)]
+    ours = [row[n]["ms"] for n in names if n not in PEERS and n not in FP8_KV and row.get(n)]
+    fp8 = [row[n]["ms"] for n in names if n in FP8_KV and row.get(n)]
+    cell = f"{min(peers) / min(ours):.2f}x" if ours and peers else "-"
+    if fp8 and peers:
+        cell += f" fp8 {min(peers) / min(fp8):.2f}x"
+    return cell
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="a 10-case subset")
-    ap.add_argument("--backends", default="sm80,sm90,fi_fa2,fi_fa3")
+    ap.add_argument("--backends", default="sm80,sm90,fi_fa2,fi_fa3",
+                    help=f"comma list of {','.join(RUNNERS)}; sm90_fp8: our sm90 kernel over an "
+                    "e4m3 copy of the cache (scales 1.0), its err against the reference on that "
+                    "fp8-rounded cache")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--budget-s", type=float, default=420.0, help="stop starting new cases after this")
     ap.add_argument("--cases", default="", help="comma list of case kinds to run (e.g. latency,middle; "
@@ -245,6 +303,9 @@ def main():
     if args.cases:
         grid = [g for g in grid + SWEEP_GRID if g[0] in args.cases.split(",")]
     t_start = time.time()
+    if any(n in FP8_KV for n in names):
+        print(f"# {','.join(n for n in names if n in FP8_KV)}: e4m3 cache (1 byte an element in "
+              "GB/s), err against the reference on the fp8-rounded cache", flush=True)
     print(f"{'case':8} {'H':>4} {'B':>4} {'L':>6} {'ps':>3} {'q':>2} | " +
           " | ".join(f"{n:>{CELL}}" for n in names) + " | ours/best-peer", flush=True)
     for i, (kind, H, B, L, ps, qo) in enumerate(grid):
@@ -254,6 +315,7 @@ def main():
         c = make_case(H, B, L, ps, qo, dev, seed=1000 + i, data=args.data)
         flops, nbytes = flops_bytes(c)
         ref = None if args.no_check else reference_out(c)
+        ref_fp8 = None      # made for the first fp8-cache runner (reference_out(c, fp8=True))
         row = {}
         for n in names:
             try:
@@ -262,6 +324,11 @@ def main():
                 fn()
                 torch.cuda.synchronize()
                 err = rel_error(out, ref) if ref is not None else float("nan")
+                err_bf16 = None
+                if n in FP8_KV and ref is not None:
+                    if ref_fp8 is None:
+                        ref_fp8 = reference_out(c, fp8=True)
+                    err, err_bf16 = rel_error(out, ref_fp8), err
                 ms = bench_ms(fn, flush=args.flush)
                 graph_us = bench_graph_us(fn) if kind == "latency" else None
                 graph_cold_us = (bench_graph_us(fn, flush="clean")
@@ -273,21 +340,22 @@ def main():
                 if os.environ.get("BENCH_TRACE"):
                     traceback.print_exc()
                 continue
+            run_bytes = flops_bytes(c, kv_bytes=1)[1] if n in FP8_KV else nbytes
             rec = {"case": kind, "heads": H, "batch": B, "kv_len": L, "page_size": ps,
                    "qo_len": qo, "backend": n, "ms": ms, "us": ms * 1e3,
-                   "tflops": flops / (ms * 1e-3) / 1e12, "gbs": nbytes / (ms * 1e-3) / 1e9,
+                   "tflops": flops / (ms * 1e-3) / 1e12, "gbs": run_bytes / (ms * 1e-3) / 1e9,
                    "rel_err": err, "graph_replay_us": graph_us, "cost": args.cost, "tag": args.tag,
                    "flush": args.flush, "graph_replay_flushed_us": graph_cold_us,
                    "data": args.data}
+            if n in FP8_KV:
+                rec.update(kv_dtype="fp8_e4m3", rel_err_bf16=err_bf16)
             writer.write(rec)
             row[n] = rec
-        ours = [row[n]["ms"] for n in names if n not in PEERS and row.get(n)]
-        peers = [row[n]["ms"] for n in names if n in PEERS and row.get(n)]
-        ratio = f"{min(peers) / min(ours):.2f}x" if ours and peers else "-"
+        ratio = ratio_cell(row, names)
         cells = [table_cell(row.get(n), flops_bound=H * qo >= 64) for n in names]
         print(f"{kind:8} {H:4d} {B:4d} {L:6d} {ps:3d} {qo:2d} | " + " | ".join(cells) + f" | {ratio}",
               flush=True)
-        del c, ref
+        del c, ref, ref_fp8
         torch.cuda.empty_cache()
 
 

@@ -55,17 +55,24 @@ def use_variant(w, flags):
     use_build(impl, spec, impl.family.RUN_EXPORT, dt, flags)
 
 
-def check(backend, kv_lens, qo_len, heads, page_size, dtype, ws, variant=""):
+def check(backend, kv_lens, qo_len, heads, page_size, dtype, ws, variant="", fp8=False):
     b = make_batch(kv_lens, qo_len, heads, page_size, dtype)
     causal = (max(qo_len) if isinstance(qo_len, list) else qo_len) > 1
+    ckv, kpe, kv_dtype, scales = b["ckv"], b["kpe"], dtype, {}
+    if fp8:   # an fp8 cache (one [P, page, 576] buffer) with scales; the reference dequantizes
+        cache8 = (torch.cat([ckv, kpe], -1) * 2.5).to(torch.float8_e4m3fn)
+        ckv, kpe, kv_dtype = cache8[..., :512], cache8[..., 512:], torch.float8_e4m3fn
+        scales = {"ckv_scale": 0.37, "kpe_scale": 1.9}
     w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
     w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], heads, 512, 64,
-           page_size, causal, SM_SCALE, dtype, dtype)
+           page_size, causal, SM_SCALE, dtype, kv_dtype)
     use_variant(w, variant)
     out = torch.full(b["q_nope"].shape, float("nan"), dtype=dtype, device="cuda")
     lse = torch.full(b["q_nope"].shape[:2], float("nan"), dtype=torch.float32, device="cuda")
-    w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse)
-    ref_o, ref_lse = mla_attention(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], b["qo_indptr"],
+    w.run(b["q_nope"], b["q_pe"], ckv, kpe, out=out, lse=lse, **scales)
+    if fp8:
+        ckv, kpe = ckv.float() * scales["ckv_scale"], kpe.float() * scales["kpe_scale"]
+    ref_o, ref_lse = mla_attention(b["q_nope"], b["q_pe"], ckv, kpe, b["qo_indptr"],
                                    b["kv_indptr"], b["kv_indices"], b["kv_len"], page_size,
                                    causal, SM_SCALE)
     err = rel_error(out, ref_o)
@@ -74,6 +81,7 @@ def check(backend, kv_lens, qo_len, heads, page_size, dtype, ws, variant=""):
     nan = bool(torch.isnan(out).any() or torch.isnan(lse).any())
     ok = err < 1e-2 and lerr < 1e-2 and not nan
     print(f"{'ok ' if ok else 'BAD'} H={heads:3d} ps={page_size:3d} qo={qo_len} {str(dtype)[6:]:8} "
+          f"{'fp8 cache ' if fp8 else ''}"
           f"lens={kv_lens if len(kv_lens) < 6 else f'{len(kv_lens)} reqs'} err={err:.2e} "
           f"lse_err={lerr:.2e} nan={nan}", flush=True)
     return ok
@@ -83,6 +91,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="sm90")
     ap.add_argument("--small", action="store_true", help="four small cases (compute-sanitizer)")
+    ap.add_argument("--fp8", action="store_true", help="the checks over an fp8 (e4m3) cache "
+                    "with scales (sm90)")
     ap.add_argument("--variant", default="", help="extra nvcc flags: check that build, then "
                     "time it against the default one")
     ap.add_argument("--profile", nargs=3, type=int, metavar=("H", "B", "L"),
@@ -193,7 +203,7 @@ def main():
                  ([2048] * 16, 1, 16, 64, torch.bfloat16)]  # paced CTAs of 4 tiles
     for kv_lens, qo, h, ps, dt in ([] if args.ab_only else cases):
         try:
-            bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant)
+            bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant, args.fp8)
         except Exception as e:  # noqa: BLE001
             bad += 1
             print(f"ERR H={h} ps={ps} qo={qo}: {type(e).__name__}: {e}", flush=True)

@@ -55,7 +55,8 @@ _ATTN_DTYPES = (torch.bfloat16, torch.float16)
 
 _SCHEMAS = {
     "run": "run(int handle, Tensor q_nope, Tensor q_pe, Tensor ckv_cache, Tensor kpe_cache, "
-           "Tensor(a!) out, Tensor(b!)? lse, bool return_lse_base_on_e=False) -> ()",
+           "Tensor(a!) out, Tensor(b!)? lse, bool return_lse_base_on_e=False, "
+           "float? ckv_scale=None, float? kpe_scale=None) -> ()",
     "merge_state": "merge_state(Tensor v_a, Tensor s_a, Tensor v_b, Tensor s_b) -> (Tensor, Tensor)",
     "merge_state_out": "merge_state_out(Tensor v_a, Tensor s_a, Tensor v_b, Tensor s_b, "
                        "Tensor(a!) v_merged, Tensor(b!) s_merged) -> ()",
@@ -124,10 +125,12 @@ def _wrapper_for(handle: int):
     return w
 
 
-def _eager_run(wrapper, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e):
+def _eager_run(wrapper, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e,
+               ckv_scale=None, kpe_scale=None):
     """The direct path the op's real implementation calls (tests replace it on the CPU)."""
     wrapper.run(q_nope, q_pe, ckv_cache, kpe_cache, out=out, lse=lse,
-                return_lse=lse is not None, return_lse_base_on_e=return_lse_base_on_e)
+                return_lse=lse is not None, return_lse_base_on_e=return_lse_base_on_e,
+                ckv_scale=ckv_scale, kpe_scale=kpe_scale)
 
 
 # ------------------------------------------------------------------------------------------
@@ -141,7 +144,8 @@ def _check_run_args(q_nope, q_pe, ckv_cache, kpe_cache, out, lse) -> None:
         raise ValueError(f"q_nope: expected head dim {HEAD_DIM_CKV} (dim 2), got {d}")
     check_tensor("q_pe", q_pe, dtypes=(q_nope.dtype,), shape=(T, H, HEAD_DIM_KPE),
                  last_dim_contiguous=True)
-    check_tensor("ckv_cache", ckv_cache, dtypes=_ATTN_DTYPES, shape=(None, None, HEAD_DIM_CKV),
+    check_tensor("ckv_cache", ckv_cache, dtypes=_ATTN_DTYPES + (torch.float8_e4m3fn,),
+                 shape=(None, None, HEAD_DIM_CKV),
                  last_dim_contiguous=True)
     check_tensor("kpe_cache", kpe_cache, dtypes=(ckv_cache.dtype,),
                  shape=(None, ckv_cache.shape[1], HEAD_DIM_KPE), last_dim_contiguous=True)
@@ -155,7 +159,8 @@ def _check_run_args(q_nope, q_pe, ckv_cache, kpe_cache, out, lse) -> None:
 # real implementations (call the direct Python API) and fake implementations (shapes only)
 # ------------------------------------------------------------------------------------------
 
-def _run_impl(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e=False):
+def _run_impl(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e=False,
+              ckv_scale=None, kpe_scale=None):
     wrapper = _wrapper_for(handle)
     if not getattr(wrapper, "_use_cuda_graph", True) and _capturing():
         # replays would keep reading this plan's arrays and grid: only a CUDA-graph wrapper's
@@ -164,14 +169,16 @@ def _run_impl(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_b
                          "mode='reduce-overhead') but the wrapper was made without "
                          "use_cuda_graph=True; make it with use_cuda_graph=True and its index "
                          "buffers, or compile without CUDA graphs")
-    _eager_run(wrapper, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e)
+    _eager_run(wrapper, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e,
+               ckv_scale, kpe_scale)
 
 
 def _capturing() -> bool:
     return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
-def _run_fake(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e=False):
+def _run_fake(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e=False,
+              ckv_scale=None, kpe_scale=None):
     _check_run_args(q_nope, q_pe, ckv_cache, kpe_cache, out, lse)
 
 
@@ -251,7 +258,8 @@ _OPS = torch.ops.mla_wrapper
 def run(wrapper, q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Tensor,
         kpe_cache: torch.Tensor, out: Optional[torch.Tensor] = None,
         lse: Optional[torch.Tensor] = None, return_lse: bool = False,
-        return_lse_base_on_e: bool = False):
+        return_lse_base_on_e: bool = False, ckv_scale: Optional[float] = None,
+        kpe_scale: Optional[float] = None):
     """``wrapper.run(...)`` through ``torch.ops.mla_wrapper.run`` (same arguments and result).
 
     Args:
@@ -271,7 +279,8 @@ def run(wrapper, q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Tens
         out = q_nope.new_empty((q_nope.shape[0], q_nope.shape[1], HEAD_DIM_CKV))
     if lse is None and return_lse:
         lse = q_nope.new_empty((q_nope.shape[0], q_nope.shape[1]), dtype=torch.float32)
-    _OPS.run(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e)
+    _OPS.run(handle, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e,
+             ckv_scale, kpe_scale)
     return (out, lse) if return_lse else out
 
 

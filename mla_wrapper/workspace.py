@@ -226,7 +226,13 @@ class MlaRunArgsStruct(ctypes.Structure):
         ("num_pages", _i32),
         ("num_q_tokens", _i32),
         ("enable_pdl", _i32),
+        ("ckv_scale", ctypes.c_float),   # an fp8 (e4m3) cache's scales (sm90); 16-bit: unused
+        ("kpe_scale", ctypes.c_float),
     ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ckv_scale = self.kpe_scale = 1.0
 
 
 def make_plan_struct(layout: WorkspaceLayout, int_ws_ptr: int, float_ws_ptr: int) -> MlaPlanStruct:

@@ -16,6 +16,7 @@ fixed, so run() can be captured once and replayed after each new plan().
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import numpy as np
@@ -144,7 +145,9 @@ class BatchMLAPagedAttentionWrapper:
         kv_len_arr [B] int32: KV tokens of each request (0 allowed).
         num_heads: 1..128; head_dim_ckv 512, head_dim_kpe 64; page_size 1..1024 (cutlass:
         power of two); causal: for qo_len > 1, query i sees KV tokens 0..kv_len - qo_len + i.
-        sm_scale: softmax scale (DeepSeek: 1/sqrt(192)). q/kv data types: bf16 or fp16.
+        sm_scale: softmax scale (DeepSeek: 1/sqrt(192)). q/kv data types: bf16 or fp16, the
+        same; or kv_data_type torch.float8_e4m3fn (an fp8 cache, bf16/fp16 q; the sm90 kernel on
+        Hopper only: run() takes its ckv_scale / kpe_scale).
         qo_indptr / kv_indptr / kv_len_arr may be host or device tensors: device ones cost one
         device-to-host copy (a sync), so serving loops should pass host copies.
         """
@@ -191,8 +194,12 @@ class BatchMLAPagedAttentionWrapper:
             self._impl = backends.make_impl(name, self)
         if self._use_cuda_graph:
             kv_indices = self._stage_graph_kv_indices(kv_indices)
-        self._impl.plan(qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal,
-                        float(sm_scale), q_data_type)
+        if kv_data_type is torch.float8_e4m3fn:   # (only sm90 serves it: backends.why_not)
+            self._impl.plan(qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal,
+                            float(sm_scale), q_data_type, kv_data_type)
+        else:
+            self._impl.plan(qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal,
+                            float(sm_scale), q_data_type)
         self._planned = (num_tokens, num_heads, q_data_type, kv_data_type, page_size,
                          torch.Size((num_tokens, num_heads, HEAD_DIM_CKV)),
                          torch.Size((num_tokens, num_heads, HEAD_DIM_KPE)))
@@ -208,9 +215,12 @@ class BatchMLAPagedAttentionWrapper:
             raise ValueError(f"num_heads: expected an int in 1..128, got {num_heads!r}")
         if not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size: expected a positive int, got {page_size!r}")
-        for name, dt in (("q_data_type", q_data_type), ("kv_data_type", kv_data_type)):
-            if dt not in (torch.bfloat16, torch.float16):
-                raise ValueError(f"{name}: expected torch.bfloat16 or torch.float16, got {dt}")
+        if q_data_type not in (torch.bfloat16, torch.float16):
+            raise ValueError(f"q_data_type: expected torch.bfloat16 or torch.float16, got "
+                             f"{q_data_type}")
+        if kv_data_type not in (torch.bfloat16, torch.float16, torch.float8_e4m3fn):
+            raise ValueError(f"kv_data_type: expected torch.bfloat16, torch.float16 or "
+                             f"torch.float8_e4m3fn (sm90), got {kv_data_type}")
         self._plan_config = (num_heads, head_dim_ckv, head_dim_kpe, page_size, causal,
                              q_data_type, kv_data_type)
         self._backends = {}
@@ -259,12 +269,17 @@ class BatchMLAPagedAttentionWrapper:
             kpe_cache: torch.Tensor, out: Optional[torch.Tensor] = None,
             lse: Optional[torch.Tensor] = None, return_lse: bool = False,
             profiler_buffer: Optional[torch.Tensor] = None, kv_len: Optional[torch.Tensor] = None,
-            page_table: Optional[torch.Tensor] = None, return_lse_base_on_e: bool = False):
+            page_table: Optional[torch.Tensor] = None, return_lse_base_on_e: bool = False,
+            *, ckv_scale: Optional[float] = None, kpe_scale: Optional[float] = None):
         """Attention for the planned batch (launches on the current stream; capturable).
 
         q_nope [T, H, 512], q_pe [T, H, 64] (T = qo_indptr[-1]); ckv_cache [P, page_size, 512],
         kpe_cache [P, page_size, 64] (separate tensors or two views of one [P, page_size, 576]
         buffer; never copied); out [T, H, 512] (q's dtype), lse [T, H] float32.
+        An fp8 cache (planned with kv_data_type=torch.float8_e4m3fn): float8_e4m3fn caches whose
+        token and page strides are multiples of 16 elements; ckv_scale / kpe_scale (Python
+        floats, finite, > 0; default 1.0) give real value = stored value x scale (FlashInfer's
+        names and meaning); a captured graph keeps the scales of its capture.
         Returns out, or (out, lse) with return_lse. lse is base 2 (FlashInfer's convention);
         return_lse_base_on_e=True gives natural log. Rows with no visible KV: o = 0, lse = -inf.
         kv_len / page_table / profiler_buffer are accepted for FlashInfer compatibility and unused.
@@ -272,7 +287,7 @@ class BatchMLAPagedAttentionWrapper:
         if torch.compiler.is_compiling():   # traced as torch.ops.mla_wrapper.run (torch_ops.py)
             from .torch_ops import run as op_run  # noqa: PLC0415
             return op_run(self, q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse,
-                          return_lse_base_on_e)
+                          return_lse_base_on_e, ckv_scale, kpe_scale)
         p = self._planned
         if p is None:
             raise RuntimeError("run() called before plan(): call wrapper.plan(...) for this batch first")
@@ -281,7 +296,8 @@ class BatchMLAPagedAttentionWrapper:
         if self._current_device() != dev:
             with torch.cuda.device(dev):   # our launchers use the current device
                 return self.run(q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse,
-                                profiler_buffer, kv_len, page_table, return_lse_base_on_e)
+                                profiler_buffer, kv_len, page_table, return_lse_base_on_e,
+                                ckv_scale=ckv_scale, kpe_scale=kpe_scale)
         # Fast path: one stride() tuple per tensor serves both the check and the launch; the
         # slow path (check_tensor) only runs to name what is wrong.
         try:
@@ -316,6 +332,13 @@ class BatchMLAPagedAttentionWrapper:
                       and lse.get_device() == dev and lse.stride(-1) == 1):
                 check_tensor("lse", lse, dtypes=(torch.float32,), shape=(T, H), device=self.device,
                              last_dim_contiguous=True)
+        if kv_dtype is torch.float8_e4m3fn:
+            self._impl.set_kv_scales(_kv_scale("ckv_scale", ckv_scale),
+                                     _kv_scale("kpe_scale", kpe_scale))
+        elif ckv_scale is not None or kpe_scale is not None:
+            raise ValueError(f"{'ckv_scale' if ckv_scale is not None else 'kpe_scale'}: applies "
+                             f"to an fp8 cache only (this plan's kv_data_type is {kv_dtype}); "
+                             "leave it None")
         if self._debug_pages is not None:    # MLA_WRAPPER_DEBUG_CHECKS=1 (syncs)
             check_page_ids(*self._debug_pages, min(ckv_cache.shape[0], kpe_cache.shape[0]))
         self._impl.run(q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e,
@@ -357,6 +380,19 @@ def check_page_ids(kv_indices: torch.Tensor, start: int, end: int, num_pages: in
         raise ValueError(f"kv_indices: page id {bad} is outside the cache's {num_pages} pages "
                          f"(ckv_cache / kpe_cache dim 0); checked because "
                          f"MLA_WRAPPER_DEBUG_CHECKS is set")
+
+
+def _kv_scale(name: str, value) -> float:
+    """An fp8 cache's scale as a float (None: 1.0); ValueError unless finite and > 0."""
+    if value is None:
+        return 1.0
+    try:
+        v = float(value)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"{name}: expected a float, got {value!r}") from None
+    if not (v > 0.0 and math.isfinite(v)):
+        raise ValueError(f"{name}: expected a finite scale > 0, got {v}")
+    return v
 
 
 def _fits_cache(t, dtype, page_size, dim, dev) -> bool:

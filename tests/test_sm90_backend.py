@@ -37,7 +37,10 @@ def test_spec_rejects_other_dtypes():
 def test_warmup_specs_per_arch():
     names = ["sm90_bf16_sm_90a", "sm90_fp16_sm_90a"]
     assert [s.name for s in sm90.warmup_specs("sm_90a", ["bf16", "fp16"])] == names
-    assert [s.name for s in sm90.warmup_specs("9.0a", ["bf16", "fp16", "fp8_e4m3"])] == names
+    # fp8_e4m3: also the fp8-cache library of each listed query dtype (bf16 alone when none is)
+    fp8 = ["sm90_bf16_e4m3_sm_90a", "sm90_fp16_e4m3_sm_90a"]
+    assert [s.name for s in sm90.warmup_specs("9.0a", ["bf16", "fp16", "fp8_e4m3"])] == names + fp8
+    assert [s.name for s in sm90.warmup_specs("sm_90a", ["fp8_e4m3"])] == fp8[:1]
     assert [s.name for s in sm90.warmup_specs("sm_90a", ["fp16"])] == names[1:]
     for arch in ("sm_90", "sm_80", "sm_89", "sm_100a", "10.3a", "sm_120", "host", "nope"):
         assert sm90.warmup_specs(arch, ["bf16", "fp16"]) == [], arch

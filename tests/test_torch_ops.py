@@ -22,8 +22,12 @@ bf16 = torch.bfloat16
 
 
 # ------------------------------------------------------------------ CPU stand-ins for kernels
-def _cpu_run(w, q_nope, q_pe, ckv, kpe, out, lse, base_e):
-    """What wrapper.run computes, from the reference (the planned batch lives on ``w``)."""
+def _cpu_run(w, q_nope, q_pe, ckv, kpe, out, lse, base_e, ckv_scale=None, kpe_scale=None):
+    """What wrapper.run computes, from the reference (the planned batch lives on ``w``; an fp8
+    cache is dequantized with its scales)."""
+    if ckv.dtype == torch.float8_e4m3fn:
+        ckv = ckv.float() * (1.0 if ckv_scale is None else ckv_scale)
+        kpe = kpe.float() * (1.0 if kpe_scale is None else kpe_scale)
     o, l = mla_attention(q_nope, q_pe, ckv, kpe, w.qo_indptr, w.kv_indptr, w.kv_indices,
                          w.kv_len, ckv.shape[1], w.causal, SM_SCALE)
     out.copy_(o.to(out.dtype))

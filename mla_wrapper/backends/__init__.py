@@ -110,7 +110,8 @@ def why_not(backend: str, problem: Problem, dev: DeviceInfo) -> str | None:
     capability = dev.capability
     major = capability[0]
     gpu = f"sm_{capability[0]}{capability[1]}"
-    if problem.dtype != problem.kv_dtype:
+    fp8_kv = problem.kv_dtype == torch.float8_e4m3fn   # bf16/fp16 q over an e4m3 cache: sm90
+    if problem.dtype != problem.kv_dtype and not fp8_kv:
         return f"q dtype {problem.dtype} differs from kv dtype {problem.kv_dtype}"
     if problem.dtype not in (torch.bfloat16, torch.float16):
         return f"dtype {problem.dtype} is not bf16/fp16"
@@ -137,6 +138,9 @@ def why_not(backend: str, problem: Problem, dev: DeviceInfo) -> str | None:
         if major != 10:
             return ("the CUTLASS SM100 MLA kernel runs on Blackwell (SM100) only, this GPU is "
                     f"{gpu}; use backend='auto' or 'sm80'")
+        if fp8_kv:
+            return ("an fp8 KV cache with bf16/fp16 queries is served by the sm90 kernel "
+                    "(Hopper) only (cutlass_mla_decode takes fp8 queries with an fp8 cache)")
         if problem.cuda_graph:
             return "CUDA-graph mode is not supported by the SM100 backend yet"
         if problem.max_qo_len != 1:

@@ -28,6 +28,13 @@ HEAD_DIM_KPE = 64
 DTYPES = ("bf16", "fp16")
 DTYPE_NAMES = {"bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
                "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16"}
+# An fp8 (e4m3) KV cache, for a family that widens it in its kernel (FamilyABI kv_fp8: sm90)
+FP8_KV_NAMES = frozenset({"fp8_e4m3", "float8_e4m3fn", "torch.float8_e4m3fn", "e4m3"})
+
+
+def is_fp8_kv(kv_dtype) -> bool:
+    """Whether kv_dtype (a torch dtype or a name) names an fp8 e4m3 cache."""
+    return kv_dtype is not None and str(kv_dtype) in FP8_KV_NAMES
 CONFIG_KEYS = ("rows_per_tile", "kv_tile", "head_dim_ckv", "head_dim_kpe", "smem_bytes",
                "threads", "kernel_kv_tile", "stages")
 
@@ -35,9 +42,10 @@ CONFIG_KEYS = ("rows_per_tile", "kv_tile", "head_dim_ckv", "head_dim_kpe", "smem
 class FamilyABI:
     """The exports, dtype names, problem limits, launch and config query of one planned family."""
 
-    def __init__(self, family: str, max_heads: int = 128):
+    def __init__(self, family: str, max_heads: int = 128, kv_fp8: bool = False):
         self.family = family
         self.max_heads = max_heads
+        self.kv_fp8 = kv_fp8   # its kernel also reads an fp8 (e4m3) cache with 16-bit queries
         self.run_export = f"mlaw_{family}_mla_run"
         self.config_export = f"mlaw_{family}_mla_config"
         self.exports = (Export(self.run_export, ("ptr", "ptr", "stream")),
@@ -62,7 +70,11 @@ class FamilyABI:
         kv_dtype = dtype if kv_dtype is None else kv_dtype
         if DTYPE_NAMES.get(str(dtype)) is None:
             return f"dtype {dtype} is not bf16/fp16"
-        if DTYPE_NAMES.get(str(kv_dtype)) != DTYPE_NAMES.get(str(dtype)):
+        if is_fp8_kv(kv_dtype):
+            if not self.kv_fp8:
+                return (f"an fp8 (e4m3) KV cache is served by the sm90 kernel (Hopper) only, "
+                        f"not {self.family}")
+        elif DTYPE_NAMES.get(str(kv_dtype)) != DTYPE_NAMES.get(str(dtype)):
             return f"q dtype {dtype} differs from kv dtype {kv_dtype}"
         if (head_dim_ckv, head_dim_kpe) != (HEAD_DIM_CKV, HEAD_DIM_KPE):
             return (f"head dims must be ({HEAD_DIM_CKV}, {HEAD_DIM_KPE}), "
@@ -224,6 +236,7 @@ class PlannedKernel:
         self.lse_base_e = 0
         self.num_pages = 0
         self.num_q_tokens = 0
+        self.kv_scales = (1.0, 1.0)
 
     def _ensure_layout(self, batch: int, num_tokens: int, num_heads: int) -> None:
         import torch  # noqa: PLC0415
@@ -288,7 +301,8 @@ class PlannedKernel:
                              f"(only sm90's do); plan with pair_merge=False")
         return cost
 
-    def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype):
+    def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype,
+             kv_dtype=None):
         batch = len_h.shape[0]
         num_tokens = int(qo_h[-1]) - int(qo_h[0]) if batch else 0
         self._ensure_layout(batch, num_tokens, num_heads)
@@ -308,9 +322,15 @@ class PlannedKernel:
         a.page_size = page_size
         a.sm_scale = sm_scale
         a.causal = int(causal)
-        self.use_module(dtype, lambda: self.family.spec(dtype, self.arch,
-                                                        device=self.wrapper.device),
-                        self.family.RUN_EXPORT)
+        if is_fp8_kv(kv_dtype):   # (only a kv_fp8 family gets here: backends.why_not)
+            self.use_module((dtype, "e4m3"),
+                            lambda: self.family.spec(dtype, self.arch, device=self.wrapper.device,
+                                                     kv_dtype=kv_dtype),
+                            self.family.RUN_EXPORT)
+        else:
+            self.use_module(dtype, lambda: self.family.spec(dtype, self.arch,
+                                                            device=self.wrapper.device),
+                            self.family.RUN_EXPORT)
 
     def plan_and_upload(self, planner_key, make_planner, qo_h, kv_h, len_h):
         """Plan into a free staging slot with the planner for planner_key (made by
@@ -336,9 +356,16 @@ class PlannedKernel:
         self.last_plan = res
         return res
 
+    def set_kv_scales(self, ckv_scale: float, kpe_scale: float) -> None:
+        """An fp8 cache's scales for the next run() (real value = stored value x scale)."""
+        if (ckv_scale, kpe_scale) != self.kv_scales:
+            self.kv_scales = (ckv_scale, kpe_scale)
+            self.args.ckv_scale, self.args.kpe_scale = ckv_scale, kpe_scale
+
     def use_module(self, dtype, make_spec, run_export: str) -> None:
-        """Make the kernel library for dtype (built from make_spec() on first use, then cached
-        per dtype) the one run() launches through its run_export."""
+        """Make the kernel library for dtype (a key: a torch dtype, or (dtype, 'e4m3') for an
+        fp8 cache; built from make_spec() on first use, then cached per key) the one run()
+        launches through its run_export."""
         mod = self.modules.get(dtype)
         if mod is None:
             from ..jit import load  # noqa: PLC0415

@@ -17,7 +17,8 @@ from __future__ import annotations
 import ctypes
 
 from ..jit.spec import Export, KernelSpec
-from .planned import DTYPE_NAMES, DTYPES, HEAD_DIM_CKV, HEAD_DIM_KPE, FamilyABI  # noqa: F401
+from .planned import (DTYPE_NAMES, DTYPES, HEAD_DIM_CKV, HEAD_DIM_KPE, FamilyABI,  # noqa: F401
+                      is_fp8_kv)
 
 ROWS_PER_TILE = 64        # query rows (token, head) per CTA tile (one wgmma M=64 warpgroup tile)
 KV_TILE = 64              # KV tokens per kernel iteration (split granularity)
@@ -25,9 +26,11 @@ CTAS_PER_SM = 1
 PAIR_MERGE = True         # the paged kernel runs in clusters of two: plans may hold cluster pairs
 MAX_HEADS = 128
 ARCH = "sm_90a"           # wgmma / setmaxnreg need the arch-specific target
+# warmup's --dtype names: fp8_e4m3 builds the fp8-cache library of each 16-bit query dtype
+WARMUP_DTYPES = DTYPES + ("fp8_e4m3",)
 
 # exports, dtype names, problem checks, launch and config query: planned.FamilyABI
-_ABI = FamilyABI("sm90", MAX_HEADS)
+_ABI = FamilyABI("sm90", MAX_HEADS, kv_fp8=True)   # also an fp8 (e4m3) cache: bf16/fp16 q
 RUN_EXPORT = _ABI.run_export          # "mlaw_sm90_mla_run"
 dtype_name, why_not, supports, launch, kernel_config = _ABI.interface()
 KV_MAPS_EXPORT = "mlaw_sm90_kv_maps"  # the paged cache's TMA maps for given run arguments
@@ -36,18 +39,26 @@ KV_MAPS_KEYS = ("enabled", "wide", "paced_rows", "evict_normal_max_heads", "prom
 EXPORTS = _ABI.exports + (Export(KV_MAPS_EXPORT, ("ptr", "ptr")),)
 
 
-def spec(dtype, arch: str, device=None) -> KernelSpec:
+def spec(dtype, arch: str, device=None, kv_dtype=None) -> KernelSpec:
     """The kernel library for q/kv dtype ``dtype`` ('bf16' / 'fp16' or a torch dtype) on
     ``arch``, which must be sm_90a ('9.0a' and 'sm_90a' both name it); ValueError otherwise.
-    ``device`` is accepted for the planned-family interface (one configuration fits every
-    SM90 GPU)."""
+    ``kv_dtype`` torch.float8_e4m3fn (or 'fp8_e4m3'): the library for ``dtype`` queries over an
+    fp8 e4m3 cache (its kernel widens each tile to ``dtype`` in shared memory, times the run's
+    ckv_scale / kpe_scale); None or ``dtype``: the 16-bit cache's. ``device`` is accepted for
+    the planned-family interface (one configuration fits every SM90 GPU)."""
     from ..jit import env  # noqa: PLC0415
 
     normalized = env.normalize_arch(arch)
     if normalized != ARCH:
         raise ValueError(f"sm90 MLA: arch must be {ARCH} (Hopper, wgmma), got {arch!r}")
+    params = (("dtype", dtype_name(dtype)),)
+    if is_fp8_kv(kv_dtype):
+        params += (("kv_dtype", "e4m3"),)
+    elif kv_dtype is not None and DTYPE_NAMES.get(str(kv_dtype)) != params[0][1]:
+        raise ValueError(f"sm90 MLA: kv_dtype must be {dtype}, the query's, or "
+                         f"torch.float8_e4m3fn, got {kv_dtype}")
     return KernelSpec(family="sm90", template="sm90_mla.cu.jinja", arch=ARCH,
-                      params=(("dtype", dtype_name(dtype)),), exports=EXPORTS,
+                      params=params, exports=EXPORTS,
                       header_dirs=("common", "merge", "sm80", "sm90"), use_cutlass=True)
 
 
@@ -85,7 +96,8 @@ def planner_cost():
 
 def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
     """Specs `python -m mla_wrapper warmup` builds for this arch: the bf16/fp16 libraries on
-    sm_90a, nothing elsewhere."""
+    sm_90a, and with 'fp8_e4m3' in dtypes also the fp8-cache library of each of those query
+    dtypes (bf16 alone when neither is listed); nothing elsewhere."""
     from ..jit import env  # noqa: PLC0415
 
     try:
@@ -93,4 +105,8 @@ def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
             return []
     except ValueError:
         return []
-    return [spec(d, ARCH) for d in dtypes if DTYPE_NAMES.get(str(d)) in DTYPES]
+    q_dtypes = [d for d in dtypes if DTYPE_NAMES.get(str(d)) in DTYPES]
+    specs = [spec(d, ARCH) for d in q_dtypes]
+    if any(is_fp8_kv(d) for d in dtypes):
+        specs += [spec(d, ARCH, kv_dtype="fp8_e4m3") for d in (q_dtypes or ["bf16"])]
+    return specs

@@ -20,7 +20,7 @@ ALL_DTYPES = ("bf16", "fp16")
 
 # family -> (module attribute listing its dtypes, or None: dtype-independent)
 _DTYPES_ATTR = {"merge": "MERGE_DTYPE_NAMES", "planner": None, "sm80": "DTYPES",
-                "sm90": "DTYPES", "cutlass": "DTYPES", "sparse": "DTYPES"}
+                "sm90": "WARMUP_DTYPES", "cutlass": "DTYPES", "sparse": "DTYPES"}
 # Families of device code (the host planner is built once, whatever the arch).
 _DEVICE_FAMILIES = ("merge", "sm80", "sm90", "cutlass", "sparse")
 MIN_ARCH_MAJOR = 8

@@ -138,6 +138,8 @@ typedef struct MlaRunArgs {
                             // (its start overlaps the stream's previous kernel): only where the
                             // plan was uploaded by a copy, not written by that kernel, since the
                             // kernel reads the plan before griddepcontrol.wait; sm80 ignores it
+  float ckv_scale;          // an e4m3 cache (sm90 only): real ckv value = stored value x ckv_scale
+  float kpe_scale;          //   and real kpe value = stored value x kpe_scale; 16-bit caches: unused
 } MlaRunArgs;
 
 #ifdef __cplusplus

@@ -37,6 +37,11 @@ constexpr int kConsumerRegs = 224;
 constexpr int kLaunchRegsPerThread = 65536 / kThreads / 8 * 8;  // 168
 static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kLaunchRegsPerThread * kThreads,
               "setmaxnreg budgets exceed the registers the launch allocates");
+// An e4m3 cache's producer also widens each tile (mla_kernel.cuh dequant_tile): with 48 it
+// spilled (16 bytes stored, 28-64 loaded); 56 takes the rest of the launch's registers.
+constexpr int kProducerRegsE4m3 = 56;
+static_assert(128 * kProducerRegsE4m3 + 256 * kConsumerRegs <= kLaunchRegsPerThread * kThreads,
+              "setmaxnreg budgets exceed the registers the launch allocates");
 
 // Q K^T: kScorers consumer warpgroups compute the scores, scorer g S[64 rows, tokens
 // kScoreTokens g ..] (36 x wgmma m64nNk16, N = kScoreTokens): 2 scorers split the tile's tokens
@@ -63,6 +68,19 @@ constexpr int kQBytes = kColBlocks * kQBlockBytes;               // 73728
 constexpr int kKvStageBytes = kColBlocks * kKvBlockBytes;        // 73728
 constexpr int kPBytes = kRowsPerTile * kRowBytes;                // 8192: one column block
 
+// An FP8 (e4m3) KV cache (KvE4m3 below): a tile's 36 KB of e4m3 bytes land in the upper half of
+// its 72 KB stage, unswizzled, as [9 column blocks][64 tokens][64 bytes] (the TMA boxes and the
+// cp.async gathers both write this layout); the producer then widens them in place into the
+// stage's 16-bit swizzled layout (mla_kernel.cuh dequant_tile).
+constexpr int kRawRowBytes = kBlockCols;                         // 64: one byte a column
+constexpr int kRawBlockBytes = kKvTile * kRawRowBytes;           // 4096
+constexpr int kRawBytes = kColBlocks * kRawBlockBytes;           // 36864
+constexpr int kRawOffset = kKvStageBytes - kRawBytes;            // 36864
+static_assert(kRawOffset % 1024 == 0, "the e4m3 bytes start on a 1024-byte boundary");
+
+// Tag type of an e4m3 KV cache (the kernel's TKv; a 16-bit cache uses q's element type).
+struct KvE4m3 {};
+
 // Layout of dynamic shared memory (byte offsets).
 constexpr int kSmemQ = 0;
 constexpr int kSmemKv = MLAW_SM90_PROBE_STAGES3 ? kSmemQ : kSmemQ + kQBytes;
@@ -70,7 +88,8 @@ constexpr int kSmemP = kSmemKv + kStages * kKvStageBytes;
 constexpr int kSmemRedMax = kSmemP + kPBytes;                                 // [2][64] float
 constexpr int kSmemRedSum = kSmemRedMax + kConsumerWarpgroups * kRowsPerTile * 4;  // [2][64]
 constexpr int kSmemBarriers = kSmemRedSum + kConsumerWarpgroups * kRowsPerTile * 4;
-constexpr int kSmemBytes = kSmemBarriers + (2 * kStages + 3) * 8;  // full, empty, pair ready / exchange, Q
+// full, empty, pair ready / exchange, Q landed, then `raw` (an e4m3 tile's bytes landed)
+constexpr int kSmemBytes = kSmemBarriers + (3 * kStages + 3) * 8;
 constexpr int kSmemAlign = 1024;  // swizzled tiles need 1024-byte alignment
 constexpr int kSmemAlloc = kSmemBytes + kSmemAlign;
 

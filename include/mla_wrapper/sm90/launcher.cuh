@@ -45,7 +45,8 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 }
 
 // A tensor of 16-bit elements as a TMA map in the 128-byte swizzle of the kernel's shared-memory
-// tiles (mla_kernel.cuh): kRank dimensions, dims[0] = 64 contiguous columns, the strides of
+// tiles (mla_kernel.cuh), or of bytes (elem_bytes 1: an e4m3 cache) unswizzled, as the stage's
+// e4m3 area wants them: kRank dimensions, dims[0] = 64 contiguous columns, the strides of
 // dims 1.. in elements (in any order: a dimension may step inside another's row), box[0] = 64.
 // False where TMA cannot express it (alignment, strides): the caller then leaves those loads to
 // cp.async.
@@ -57,7 +58,7 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 template <int kRank>
 inline bool encode_map(CUtensorMap* map, const void* base, const int64_t (&dims)[kRank],
                        const int64_t (&strides)[kRank - 1], const int (&box)[kRank],
-                       int promotion = MLAW_SM90_L2_PROMOTION) {
+                       int promotion = MLAW_SM90_L2_PROMOTION, int elem_bytes = 2) {
   PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (encode == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0) return false;
   cuuint64_t d[kRank], st[kRank - 1];
@@ -67,44 +68,46 @@ inline bool encode_map(CUtensorMap* map, const void* base, const int64_t (&dims)
     b[i] = cuuint32_t(box[i]);
     es[i] = 1;
     if (i == 0) continue;
-    const int64_t bytes = strides[i - 1] * 2;
+    const int64_t bytes = strides[i - 1] * elem_bytes;
     if (bytes <= 0 || bytes % 16 != 0 || bytes >= (int64_t(1) << 40)) return false;
     st[i - 1] = cuuint64_t(bytes);
   }
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, kRank, const_cast<void*>(base), d, st, b,
-                es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+  return encode(map, elem_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16,
+                kRank, const_cast<void*>(base), d, st, b, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                elem_bytes == 1 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
                 CUtensorMapL2promotion(promotion),
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 // [dim2][dim1][cols] with boxes of 64 columns x box1 x 1.
 inline bool encode_map_3d(CUtensorMap* map, const void* base, int cols, int dim1,
                           int64_t stride1, int dim2, int64_t stride2, int box1,
-                          int promotion = MLAW_SM90_L2_PROMOTION) {
+                          int promotion = MLAW_SM90_L2_PROMOTION, int elem_bytes = 2) {
   return encode_map<3>(map, base, {cols, dim1, dim2}, {stride1, stride2},
-                       {kBlockCols, box1, 1}, promotion);
+                       {kBlockCols, box1, 1}, promotion, elem_bytes);
 }
 
 // One cache tensor [num_pages][page_size][cols]: boxes of 64 columns x box_rows tokens.
 inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t stride_token,
                           int64_t stride_page, int page_size, int num_pages, int box_rows,
-                          int promotion = MLAW_SM90_L2_PROMOTION) {
+                          int promotion = MLAW_SM90_L2_PROMOTION, int elem_bytes = 2) {
   return encode_map_3d(map, base, cols, page_size, stride_token, num_pages, stride_page,
-                       box_rows, promotion);
+                       box_rows, promotion, elem_bytes);
 }
 
 // ckv [num_pages][page_size][512] as 4-D (64 columns, tokens, 8 column blocks 64 elements
 // apart, pages): one box of 64 columns x 64 tokens x 8 blocks lands as the stage's first 8
-// swizzled 64 x 64 blocks (block-major, as the 8 boxes of encode_kv_map would), so a whole
-// tile's latent goes in one TMA instruction instead of 8 (KvTensorMaps::wide).
+// swizzled 64 x 64 blocks (block-major, as the 8 boxes of encode_kv_map would; an e4m3 cache:
+// its area's first 8 [64 tokens][64 bytes] blocks), so a whole tile's latent goes in one TMA
+// instruction instead of 8 (KvTensorMaps::wide).
 #ifndef MLAW_SM90_WIDE_BOX
 #define MLAW_SM90_WIDE_BOX 1  // 0: 9 boxes a tile (A/B builds)
 #endif
 inline bool encode_kv_wide_map(CUtensorMap* map, const void* base, int64_t stride_token,
                                int64_t stride_page, int page_size, int num_pages,
-                               int promotion = MLAW_SM90_L2_PROMOTION) {
+                               int promotion = MLAW_SM90_L2_PROMOTION, int elem_bytes = 2) {
   return encode_map<4>(map, base, {kBlockCols, page_size, kHeadDimCkv / kBlockCols, num_pages},
                        {stride_token, kBlockCols, stride_page},
-                       {kBlockCols, kKvTile, kHeadDimCkv / kBlockCols, 1}, promotion);
+                       {kBlockCols, kKvTile, kHeadDimCkv / kBlockCols, 1}, promotion, elem_bytes);
 }
 
 // Whole-tile KV maps without L2 promotion where at most this many heads read the stream (each
@@ -309,8 +312,9 @@ inline Maps cached_maps(const void* t0, const void* t1, const int64_t (&strides)
 #ifndef MLAW_SM90_PROBE_CLUSTER
 #define MLAW_SM90_PROBE_CLUSTER 0
 #endif
-template <typename Kv>
+template <typename Kv, typename TKv = void>
 inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
+  const int eb = std::is_same<TKv, KvE4m3>::value ? 1 : 2;  // bytes an element
   KvTensorMaps none;
   none.enabled = 0;
   none.paced_rows = 0;
@@ -336,18 +340,20 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
         m.promotion_none = promotion_none;
         m.enabled =
             encode_kv_map(&m.ckv, a.ckv, kHeadDimCkv, a.ckv_stride_token, a.ckv_stride_page,
-                          a.page_size, a.num_pages, whole, promotion) &&
+                          a.page_size, a.num_pages, whole, promotion, eb) &&
             encode_kv_map(&m.kpe, a.kpe, kHeadDimKpe, a.kpe_stride_token, a.kpe_stride_page,
-                          a.page_size, a.num_pages, whole, promotion);
+                          a.page_size, a.num_pages, whole, promotion, eb);
         if (m.enabled && paced > 0)
           m.enabled =
               encode_kv_map(&m.ckv_paced, a.ckv, kHeadDimCkv, a.ckv_stride_token,
-                            a.ckv_stride_page, a.page_size, a.num_pages, paced) &&
+                            a.ckv_stride_page, a.page_size, a.num_pages, paced,
+                            MLAW_SM90_L2_PROMOTION, eb) &&
               encode_kv_map(&m.kpe_paced, a.kpe, kHeadDimKpe, a.kpe_stride_token,
-                            a.kpe_stride_page, a.page_size, a.num_pages, paced);
+                            a.kpe_stride_page, a.page_size, a.num_pages, paced,
+                            MLAW_SM90_L2_PROMOTION, eb);
         m.wide = m.enabled && MLAW_SM90_WIDE_BOX && whole == kKvTile &&
                  encode_kv_wide_map(&m.ckv_wide, a.ckv, a.ckv_stride_token, a.ckv_stride_page,
-                                    a.page_size, a.num_pages, promotion);
+                                    a.page_size, a.num_pages, promotion, eb);
       });
 }
 
@@ -398,16 +404,34 @@ inline bool early_q_for(const MlaPlan& plan, const MlaRunArgs& a) {
 }
 
 // Sets a function attribute on every instance of the kernel the launch below may pick.
-template <typename T, typename Kv>
+template <typename T, typename Kv, typename TKv = T>
 inline cudaError_t set_kernel_attribute(cudaFuncAttribute attr, int value) {
-  cudaError_t err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv>, attr, value);
+  cudaError_t err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, false, false, TKv>, attr, value);
   if constexpr (kQTmaKernel) {
-    if (err == cudaSuccess) err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true>, attr, value);
+    if (err == cudaSuccess)
+      err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, false, TKv>, attr, value);
     if constexpr (std::is_same<Kv, PagedKv>::value)
       if (err == cudaSuccess)
-        err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, true>, attr, value);
+        err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, true, TKv>, attr, value);
   }
   return err;
+}
+
+// An e4m3 cache's extra conditions: 16-byte rows of bytes (strides that are multiples of 16
+// elements) and finite positive scales.
+inline int check_e4m3_args(const MlaRunArgs* a, const char* name) {
+  const int64_t strides[] = {a->ckv_stride_page, a->ckv_stride_token, a->kpe_stride_page,
+                             a->kpe_stride_token};
+  const char* names[] = {"ckv.stride(0)", "ckv.stride(1)", "kpe.stride(0)", "kpe.stride(1)"};
+  for (int i = 0; i < 4; ++i)
+    if (strides[i] % 16 != 0)
+      return fail("%s: an fp8 (e4m3) cache's %s must be a multiple of 16 elements (16 bytes), "
+                  "got %lld", name, names[i], static_cast<long long>(strides[i]));
+  if (!(a->ckv_scale > 0.f && a->ckv_scale < INFINITY) ||
+      !(a->kpe_scale > 0.f && a->kpe_scale < INFINITY))
+    return fail("%s: ckv_scale and kpe_scale must be finite and > 0, got %g and %g", name,
+                a->ckv_scale, a->kpe_scale);
+  return 0;
 }
 
 struct DeviceSetup {
@@ -416,13 +440,16 @@ struct DeviceSetup {
 };
 
 // Kv: how KV tokens are found (PagedKv: the page table; sparse/gather.cuh: per-token slot ids).
-template <typename T, typename Kv = PagedKv>
+// TKv: the cache's element (T, or KvE4m3: an e4m3 cache with args->ckv_scale / kpe_scale).
+template <typename T, typename Kv = PagedKv, typename TKv = T>
 int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name,
         const Kv& kvm = Kv()) {
   if (int st = check_run_args(plan, args, name, kRowsPerTile, kKvTile)) return st;
+  if constexpr (std::is_same<TKv, KvE4m3>::value)
+    if (int st = check_e4m3_args(args, name)) return st;
   int device = 0;
   MLAW_CUDA_TRY(cudaGetDevice(&device));
-  static DeviceSetup setup[64];  // one per instantiation (T, Kv)
+  static DeviceSetup setup[64];  // one per instantiation (T, Kv, TKv)
   if (device < 0 || device >= 64) return fail("%s: device ordinal %d out of range", name, device);
   DeviceSetup& ds = setup[device];
   if (!ds.ready) {  // racing first calls from two threads both do this: harmless
@@ -437,11 +464,11 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     if (smem_optin < kSmemAlloc)
       return fail("%s: needs %d bytes of shared memory per block, device %d allows %d", name,
                   kSmemAlloc, device, smem_optin);
-    MLAW_CUDA_TRY((set_kernel_attribute<T, Kv>(cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                kSmemAlloc)));
+    MLAW_CUDA_TRY((set_kernel_attribute<T, Kv, TKv>(
+        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc)));
     if (MLAW_SM90_PROBE_CLUSTER > 8)  // (clusters past 8 CTAs are not portable)
-      MLAW_CUDA_TRY((set_kernel_attribute<T, Kv>(cudaFuncAttributeNonPortableClusterSizeAllowed,
-                                                  1)));
+      MLAW_CUDA_TRY((set_kernel_attribute<T, Kv, TKv>(
+          cudaFuncAttributeNonPortableClusterSizeAllowed, 1)));
     int sms = 0;
     MLAW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     ds.sm_count = sms;
@@ -472,15 +499,15 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     const cudaLaunchConfig_t cfg =
         launch_config(grid, kThreads, kSmemAlloc, stream, attrs, num_attrs);
     const QTensorMaps qmaps = kQTmaKernel ? make_q_maps(*args) : QTensorMaps{};
-    auto kernel = mla_sm90_kernel<T, Kv>;
+    auto kernel = mla_sm90_kernel<T, Kv, false, false, TKv>;
     if constexpr (kQTmaKernel)
       if (qmaps.box_heads > 0) {
-        kernel = mla_sm90_kernel<T, Kv, true>;
+        kernel = mla_sm90_kernel<T, Kv, true, false, TKv>;
         if constexpr (std::is_same<Kv, PagedKv>::value)
-          if (early_q_for(*plan, *args)) kernel = mla_sm90_kernel<T, Kv, true, true>;
+          if (early_q_for(*plan, *args)) kernel = mla_sm90_kernel<T, Kv, true, true, TKv>;
       }
-    const cudaError_t err =
-        cudaLaunchKernelEx(&cfg, kernel, *plan, *args, kvm, make_kv_maps<Kv>(*args), qmaps);
+    const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, *plan, *args, kvm,
+                                               make_kv_maps<Kv, TKv>(*args), qmaps);
     if (err != cudaSuccess) return static_cast<int>(err);
     if (int st = launch_status()) return st;
   }

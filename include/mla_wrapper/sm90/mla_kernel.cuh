@@ -429,10 +429,74 @@ constexpr bool kKvFirstShort = MLAW_SM90_KV_FIRST_SHORT != 0;
 #define MLAW_SM90_KV_FIRST_MULTI_TILE 1
 #endif
 constexpr bool kKvFirstMultiTile = MLAW_SM90_KV_FIRST_MULTI_TILE != 0;
-template <typename T, typename Kv>
+// An e4m3 cache (TKv = KvE4m3): the producer widens each tile in place once its bytes have
+// landed (on `raw`): 16-byte chunk j of this thread (j = 0..35: column block j / 4, token
+// tid / 8 + 16 (j % 4), 8 columns from 8 (tid % 8)) is read as 8 bytes at the stage's
+// kRawOffset and written as 8 16-bit values times the cache's scale to its swizzled place,
+// then every thread arrives on `full`. The blocks go in order of address; a block's 16-bit
+// rows land only over e4m3 bytes that every thread has read (named barriers between the
+// phases) and never over its own: 16-bit blocks 0-3 lie below the e4m3 bytes, blocks 4-5
+// cover e4m3 blocks 0-2, block 6 e4m3 3-4, block 7 e4m3 5-6; block 8 (the rope columns,
+// kpe_scale) covers e4m3 7 and its own bytes, so those are read before the last barrier.
+constexpr int kBarWiden = 9;  // producer named barrier (128 threads): dequant_tile's phases
+__device__ __forceinline__ uint2 lds64(uint32_t addr) {
+  uint2 v;
+  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ void sts128(uint32_t addr, uint4 v) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
+               : "memory");
+}
+template <typename T>
+__device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint32_t parity,
+                                             uint64_t* full, float ckv_scale, float kpe_scale,
+                                             int tid) {
+  if (tid < 32) mbar_wait(raw, parity);
+  named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
+  const int c = tid % 8, t = tid / 8;
+  const uint32_t src0 = stage + kRawOffset + t * kRawRowBytes + c * 8;
+  const uint32_t dst0 = stage + t * kRowBytes + ((c ^ (t % 8)) << 4);
+  auto src = [&](int j) { return src0 + (j / 4) * kRawBlockBytes + (j % 4) * 16 * kRawRowBytes; };
+  auto dst = [&](int j) { return dst0 + (j / 4) * kKvBlockBytes + (j % 4) * 16 * kRowBytes; };
+  auto widen = [&](int j0, int j1) {
+#pragma unroll
+    for (int j = j0; j < j1; ++j) sts128(dst(j), widen_e4m3x8<T>(lds64(src(j)), ckv_scale));
+  };
+  widen(0, 16);                                // 16-bit blocks 0-3
+  named_barrier(kBarWiden, kProducerThreads);  // e4m3 blocks 0-3 read by every thread
+  widen(16, 24);                               // blocks 4-5
+  named_barrier(kBarWiden, kProducerThreads);  // e4m3 blocks 4-5 read
+  widen(24, 28);                               // block 6
+  named_barrier(kBarWiden, kProducerThreads);  // e4m3 block 6 read
+  widen(28, 32);                               // block 7
+  uint2 r[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) r[k] = lds64(src(32 + k));
+  named_barrier(kBarWiden, kProducerThreads);  // e4m3 blocks 7-8 read
+#pragma unroll
+  for (int k = 0; k < 4; ++k) sts128(dst(32 + k), widen_e4m3x8<T>(r[k], kpe_scale));
+  // (before the arrival: the consumers' wgmma reads and the stage's next TMA writes are
+  // async-proxy accesses)
+  fence_proxy_async();
+  mbar_arrive(full);
+}
+
+// TKv: the cache's element (T, or KvE4m3: bytes land on `raw`, dequant_tile widens them; the
+// tile issued last is widened just before the producer waits for the next free stage, so that
+// a tile is widened while the consumers compute the one before it).
+template <typename T, typename TKv, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const KvTensorMaps& maps, const CtaStart<Kv>& start,
-                                        uint32_t kv_smem, uint64_t* full, uint64_t* empty) {
+                                        uint32_t kv_smem, uint64_t* full, uint64_t* empty,
+                                        uint64_t* raw) {
+  constexpr bool kE4m3 = std::is_same<TKv, KvE4m3>::value;
+  static_assert(!kE4m3 || std::is_same<Kv, PagedKv>::value, "an e4m3 cache is paged only");
+  constexpr int kLoadRowBytes = kE4m3 ? kRawRowBytes : kRowBytes;
+  constexpr int kLoadBlockBytes = kE4m3 ? kRawBlockBytes : kKvBlockBytes;
+  constexpr uint32_t kLoadOffset = kE4m3 ? kRawOffset : 0;
+  uint64_t* landed = kE4m3 ? raw : full;  // the barrier a tile's loads complete on
   const int tid = threadIdx.x;  // 0..127
   const bool normal_heads =
       std::is_same<Kv, PagedKv>::value && args.num_heads <= kKvNormalMaxHeads;
@@ -462,9 +526,20 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const int box_pages = box > 0 ? kKvTile / box : 0;  // pages (and issuing lanes) per tile
   const bool tma_issuer = tid % 32 == 0 && tid / 32 < box_pages;
   const int issuer_pass = box > 0 ? (tid / 32) * box / (kProducerThreads / 8) : 0;
-  const uint32_t issuer_bytes = box_pages > 0 ? kKvStageBytes / box_pages : 0;
-  const uint32_t issuer_dst = (tid / 32) * box * kRowBytes;
+  const uint32_t issuer_bytes = box_pages > 0 ? (kE4m3 ? kRawBytes : kKvStageBytes) / box_pages : 0;
+  const uint32_t issuer_dst = (tid / 32) * box * kLoadRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
+  int pending = -1;  // e4m3: the tile issued last, not widened yet
+  auto widen_pending = [&]() {
+    if constexpr (kE4m3) {
+      if (pending >= 0) {
+        const int st = pending % kStages;
+        dequant_tile<T>(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
+                        &full[st], args.ckv_scale, args.kpe_scale, tid);
+        pending = -1;
+      }
+    }
+  };
   const FastDiv pages(args.page_size);  // token -> page, offset in the page
   // Everything above reads the plan only (uploaded before the previous kernel ran); the page
   // table, the cache and the gather mode's indices may come from the previous kernel.
@@ -522,10 +597,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
       const int stage = seq % kStages;
       const int pg = page_of_pass(page, issuer_pass);
+      widen_pending();
       wait_stage();
-      const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
+      const uint32_t dst_stage = kv_smem + stage * kKvStageBytes + kLoadOffset;
       if (tma_issuer) {
-        mbar_arrive_expect_tx(&full[stage], issuer_bytes);
+        mbar_arrive_expect_tx(&landed[stage], issuer_bytes);
         // A paced CTA's boxes hold maps.paced_rows tokens, all 9 column blocks of a group
         // before the next group (see launcher.cuh kv_paced_rows).
         // (a paced item has it < kPacedMaxTiles <= 32 tiles: one bit each)
@@ -534,27 +610,28 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         const CUtensorMap* kpe_map = paced_tile ? &maps.kpe_paced : &maps.kpe;
         const int rows = paced_tile ? maps.paced_rows : box;
         if (maps.wide && !paced_tile) {  // the latent's 8 blocks in one box, then rope
-          tma_load_4d(dst_stage, &maps.ckv_wide, &full[stage], 0, tile_off, 0, pg, policy);
-          tma_load_3d(dst_stage + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
+          tma_load_4d(dst_stage, &maps.ckv_wide, &landed[stage], 0, tile_off, 0, pg, policy);
+          tma_load_3d(dst_stage + (kColBlocks - 1) * kLoadBlockBytes, kpe_map, &landed[stage], 0,
                       tile_off, pg, policy);
         } else {
           for (int r0 = 0; r0 < box; r0 += rows) {
-            const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
+            const uint32_t dst = dst_stage + issuer_dst + r0 * kLoadRowBytes;
 #pragma unroll
             for (int b = 0; b < kColBlocks - 1; ++b)
-              tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &full[stage], b * kBlockCols,
+              tma_load_3d(dst + b * kLoadBlockBytes, ckv_map, &landed[stage], b * kBlockCols,
                           tile_off + r0, pg, policy);
-            tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &full[stage], 0,
+            tma_load_3d(dst + (kColBlocks - 1) * kLoadBlockBytes, kpe_map, &landed[stage], 0,
                         tile_off + r0, pg, policy);
           }
         }
       } else {
-        mbar_arrive(&full[stage]);
+        mbar_arrive(&landed[stage]);
       }
+      if (kE4m3) pending = seq;
 #if MLAW_SM90_TRACE >= 2  // the producer waits for each tile it issued, so the consumers wait
                           // for loads: "issue -> scorer has tile" then bounds a load's latency
                           // (the producer's own wake-up, event 12, comes later still)
-      if (tid == 0) {
+      if (!kE4m3 && tid == 0) {
         mbar_wait(&full[stage], (seq / kStages) & 1);
         MLAW_TRACE(seq, 12);
       }
@@ -567,36 +644,63 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       const int stage = seq % kStages;
       const int t0 = item.kv_start + it * kKvTile;
       // This thread's source rows, before the wait (their offsets take an integer division
-      // each).
+      // each). An e4m3 token's 576 bytes are 36 16-byte pieces: this thread copies pieces
+      // chunk + 8 k (k = 0..3) of the latent (column block 2 k + chunk / 4) and, for chunk < 4,
+      // rope piece chunk.
       const T* ckv_row[kLoadPasses];
       const T* kpe_row[kLoadPasses];
+      const int elem_off = kE4m3 ? (chunk % 4) * 16 + (chunk / 4) * kBlockCols : chunk * 8;
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
         const bool valid = page[p] >= 0;
         const int64_t pgp = valid ? page[p] : 0;
         const int64_t off = valid ? pages.mod(t0 + j, args.page_size) : 0;
-        ckv_row[p] = ckv + pgp * args.ckv_stride_page + off * args.ckv_stride_token + chunk * 8;
-        kpe_row[p] = kpe + pgp * args.kpe_stride_page + off * args.kpe_stride_token + chunk * 8;
+        const int64_t ckv_e = pgp * args.ckv_stride_page + off * args.ckv_stride_token + elem_off;
+        const int64_t kpe_e = pgp * args.kpe_stride_page + off * args.kpe_stride_token +
+                              (kE4m3 ? (chunk % 4) * 16 : chunk * 8);
+        // (an e4m3 element is one byte: its offsets index bytes)
+        ckv_row[p] = kE4m3 ? reinterpret_cast<const T*>(static_cast<const char*>(args.ckv) + ckv_e)
+                           : ckv + ckv_e;
+        kpe_row[p] = kE4m3 ? reinterpret_cast<const T*>(static_cast<const char*>(args.kpe) + kpe_e)
+                           : kpe + kpe_e;
       }
+      widen_pending();
       wait_stage();
-      const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
+      const uint32_t dst_stage = kv_smem + stage * kKvStageBytes + kLoadOffset;
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
-        const uint32_t dst = dst_stage + j * kRowBytes + ((chunk ^ (j % 8)) << 4);
+        if constexpr (kE4m3) {
+          const char* src = reinterpret_cast<const char*>(ckv_row[p]);
+          const uint32_t dst = dst_stage + (chunk / 4) * kRawBlockBytes + j * kRawRowBytes +
+                               (chunk % 4) * 16;
 #pragma unroll
-        for (int b = 0; b < kColBlocks; ++b) {
-          const T* src = b < kColBlocks - 1 ? ckv_row[p] + b * kBlockCols : kpe_row[p];
-          cp_async_16(dst + b * kKvBlockBytes, src, page[p] >= 0, policy);
+          for (int k = 0; k < 4; ++k)  // latent blocks 2 k + chunk / 4
+            cp_async_16(dst + 2 * k * kRawBlockBytes, src + 2 * k * kBlockCols, page[p] >= 0,
+                        policy);
+          if (chunk < 4)
+            cp_async_16(dst_stage + (kColBlocks - 1) * kRawBlockBytes + j * kRawRowBytes +
+                            chunk * 16,
+                        kpe_row[p], page[p] >= 0, policy);
+        } else {
+          const uint32_t dst = dst_stage + j * kRowBytes + ((chunk ^ (j % 8)) << 4);
+#pragma unroll
+          for (int b = 0; b < kColBlocks; ++b) {
+            const T* src = b < kColBlocks - 1 ? ckv_row[p] + b * kBlockCols : kpe_row[p];
+            cp_async_16(dst + b * kKvBlockBytes, src, page[p] >= 0, policy);
+          }
         }
       }
       if (it + 1 < item.num_tiles) load_pages(it + 1);
-      // Arrives on `full` once this thread's copies of the tile have landed (asynchronously:
-      // the producer goes on to the next tile, so both stages can be in flight).
-      cp_async_mbar_arrive(&full[stage]);
+      // Arrives on `full` (e4m3: `raw`) once this thread's copies of the tile have landed
+      // (asynchronously: the producer goes on to the next tile, so both stages can be in
+      // flight).
+      cp_async_mbar_arrive(&landed[stage]);
+      if (kE4m3) pending = seq;
     }
   }
+  widen_pending();
   cp_async_wait<0>();
 }
 
@@ -1274,8 +1378,10 @@ __device__ __forceinline__ void prefetch_combine_plan(const MlaPlan& plan) {
 }
 
 // Kv: how KV tokens are found (common/kv_access.cuh: PagedKv, the page table;
-// sparse/gather.cuh: SlotGather, per-token slot ids of the top-k gather mode).
-template <typename T, typename Kv = PagedKv, bool kQTma = false, bool kEarlyQ = false>
+// sparse/gather.cuh: SlotGather, per-token slot ids of the top-k gather mode). TKv: the cache's
+// element, T or KvE4m3 (an e4m3 cache, paged only: produce / dequant_tile).
+template <typename T, typename Kv = PagedKv, bool kQTma = false, bool kEarlyQ = false,
+          typename TKv = T>
 __global__ void __launch_bounds__(kThreads, 1)
     mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm,
                     const __grid_constant__ KvTensorMaps maps,
@@ -1305,17 +1411,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(empty + kStages + 1, 1);
     }
     if (kQTma) mbar_init(empty + kStages + 2, 1);  // Q by TMA landed
+    if (std::is_same<TKv, KvE4m3>::value)
+      for (int s = 0; s < kStages; ++s) mbar_init(empty + kStages + 3 + s, kProducerThreads);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
   if (threadIdx.x < 128) {
-    setmaxnreg_dec<kProducerRegs>();
+    setmaxnreg_dec<std::is_same<TKv, KvE4m3>::value ? kProducerRegsE4m3 : kProducerRegs>();
     if (threadIdx.x == 0 && maps.enabled) {
       prefetch_tensor_map(maps.wide ? &maps.ckv_wide : &maps.ckv);
       prefetch_tensor_map(&maps.kpe);
     }
     if (threadIdx.x == 64) prefetch_combine_plan(plan);
-    produce<T>(plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty);
+    produce<T, TKv>(plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty,
+                    empty + kStages + 3);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
     consume<T, kQTma, kEarlyQ>(plan, args, kvm, qmaps, start, smem, full, empty);

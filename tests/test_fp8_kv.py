@@ -1,0 +1,552 @@
+"""FP8 (e4m3) KV cache on the sm90 (Hopper) family: bf16 / fp16 queries over a
+torch.float8_e4m3fn paged cache, with FlashInfer's keyword-only run(ckv_scale=, kpe_scale=)
+(real value = quantized value x scale, default 1.0).
+
+CPU tests: backend selection (why_not / resolve), the kernel spec and warmup specs, run()'s
+signature. A compile test builds the bf16-q / e4m3-KV library for sm_90a (nvcc, no GPU).
+GPU tests (Hopper only; they skip elsewhere, except the ones checking that other GPUs refuse an
+fp8 cache) compare against reference.mla_attention on the dequantized cache
+(cache.float() * scale), with NaN-poisoned outputs, as tests/test_wrapper.py does.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import re
+
+import pytest
+import torch
+
+from conftest import HAS_CUDA
+from mla_wrapper import backends
+from mla_wrapper.reference import mla_attention, rel_error
+from test_wrapper import SM_SCALE, TOL, capture_graph, make_batch, plan_run_check
+
+FP8 = torch.float8_e4m3fn
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+IS_HOPPER = HAS_CUDA and torch.cuda.get_device_capability()[0] == 9
+# Ragged kv lengths: empty, one token, around a 64-token tile, and long ones (3001: split into
+# several work items, a partial last tile).
+RAGGED = [0, 1, 63, 64, 65, 200, 1000, 3001]
+# lse (base 2) of the kernel against the reference on the dequantized cache: the kernel widens
+# e4m3 x scale to q's 16-bit type (one rounding per element) before the products, so scores
+# carry ~3e-3 of noise where the scales are not powers of two; 16-bit caches are held to 1e-3.
+LSE_REL_TOL = 2e-3
+LSE_ABS_TOL = 0.05
+
+
+def hopper(fn):
+    """A GPU test that needs the sm90 family (a Hopper GPU): skipped elsewhere."""
+    fn = pytest.mark.skipif(not IS_HOPPER, reason="the fp8 KV cache runs on the sm90 family "
+                            "(a Hopper GPU) only")(fn)
+    return pytest.mark.gpu(fn)
+
+
+def _dev(major, minor, smem=232448):
+    return backends.DeviceInfo((major, minor), smem)
+
+
+def _problem(q=torch.bfloat16, kv=FP8, heads=128, page_size=64, qo_len=1, causal=False,
+             cuda_graph=False):
+    return backends.Problem(heads, page_size, q, kv, qo_len, causal, cuda_graph=cuda_graph)
+
+
+# ------------------------------------------------------------------------------ CPU tests
+def test_why_not_fp8_kv():
+    """sm90 serves bf16 / fp16 queries over an e4m3 cache on Hopper; sm80 never serves an fp8
+    cache (the reason says fp8); q in fp8 too, or an e5m2 cache, is refused."""
+    hopper_dev, a100 = _dev(9, 0), _dev(8, 0, 166912)
+    for q in (torch.bfloat16, torch.float16):
+        p = _problem(q=q)
+        assert backends.why_not("sm90", p, hopper_dev) is None, q
+        assert backends.why_not("sm90", p, _dev(9, 5)) is None, q
+        for dev in (hopper_dev, a100, _dev(8, 9, 101376)):
+            reason = backends.why_not("sm80", p, dev)
+            assert reason is not None and "fp8" in reason, (q, dev, reason)
+        assert "sm90 needs a Hopper (SM90) GPU" in backends.why_not("sm90", p, a100)
+    for heads, page_size, qo_len in ((1, 1, 1), (16, 64, 1), (128, 1, 4), (7, 48, 3),
+                                     (64, 1024, 1), (32, 16, 4)):
+        for graph in (False, True):
+            p = _problem(heads=heads, page_size=page_size, qo_len=qo_len, causal=qo_len > 1,
+                         cuda_graph=graph)
+            assert backends.why_not("sm90", p, hopper_dev) is None, (heads, page_size, qo_len)
+    assert "num_heads" in backends.why_not("sm90", _problem(heads=129), hopper_dev)
+    # q must be bf16 / fp16: q and kv both e4m3 is not served
+    assert backends.why_not("sm90", _problem(q=FP8, kv=FP8), hopper_dev) is not None
+    assert backends.why_not("sm80", _problem(q=FP8, kv=FP8), hopper_dev) is not None
+    # the only fp8 cache format is e4m3
+    assert backends.why_not("sm90", _problem(kv=torch.float8_e5m2), hopper_dev) is not None
+    # 16-bit problems are unchanged
+    p16 = _problem(kv=torch.bfloat16)
+    assert backends.why_not("sm90", p16, hopper_dev) is None
+    assert backends.why_not("sm80", p16, hopper_dev) is None
+
+
+def test_resolve_fp8_kv(monkeypatch):
+    """auto / fa3 / sm90 give sm90 on Hopper; on any other GPU (and with sm80 asked for) an fp8
+    cache raises ValueError saying fp8."""
+    monkeypatch.setenv(backends.SM90_ENV, "1")
+    p = _problem()
+    mtp = _problem(heads=32, qo_len=4, causal=True)
+    hopper_dev = _dev(9, 0)
+    for prob in (p, mtp, _problem(q=torch.float16)):
+        assert backends.resolve("auto", prob, hopper_dev) == "sm90"
+        assert backends.resolve("fa3", prob, hopper_dev) == "sm90"
+        assert backends.resolve("sm90", prob, hopper_dev) == "sm90"
+    for backend in ("sm80", "fa2"):
+        with pytest.raises(ValueError, match="fp8"):
+            backends.resolve(backend, p, hopper_dev)
+    for dev in (_dev(8, 0, 166912), _dev(8, 9, 101376), _dev(10, 0), _dev(12, 0, 101376)):
+        for backend in ("auto", "fa3"):
+            with pytest.raises(ValueError, match="fp8"):
+                backends.resolve(backend, p, dev)
+        with pytest.raises(ValueError, match="Hopper"):
+            backends.resolve("sm90", p, dev)
+    # sm90 left out of auto: nothing else serves an fp8 cache, and the error says both why's
+    monkeypatch.setenv(backends.SM90_ENV, "0")
+    with pytest.raises(ValueError, match=f"(?s)(fp8.*{backends.SM90_ENV}|{backends.SM90_ENV}.*fp8)"):
+        backends.resolve("auto", p, hopper_dev)
+    assert backends.resolve("sm90", p, hopper_dev) == "sm90"   # explicit: still served
+
+
+def test_sm90_spec_fp8_kv():
+    """The bf16-q / e4m3-KV library is its own spec (params name kv_dtype e4m3); the 16-bit
+    specs are unchanged."""
+    from mla_wrapper.backends import sm90
+
+    s16 = sm90.spec(torch.bfloat16, "sm_90a")
+    assert s16.params == (("dtype", "bf16"),)
+    assert s16.name == "sm90_bf16_sm_90a"
+    s8 = sm90.spec(torch.bfloat16, "sm_90a", kv_dtype=FP8)
+    assert ("kv_dtype", "e4m3") in s8.params
+    assert ("dtype", "bf16") in s8.params
+    assert s8.name != s16.name
+    assert (s8.family, s8.arch) == ("sm90", "sm_90a")
+    assert sm90.RUN_EXPORT in [e.name for e in s8.exports]
+    assert sm90.spec("bf16", "9.0a", kv_dtype=FP8) == s8
+    h8 = sm90.spec(torch.float16, "sm_90a", kv_dtype=FP8)
+    assert ("kv_dtype", "e4m3") in h8.params and ("dtype", "fp16") in h8.params
+    assert len({h8.name, s8.name, s16.name, sm90.spec(torch.float16, "sm_90a").name}) == 4
+    with pytest.raises(ValueError, match="arch must be sm_90a"):
+        sm90.spec(torch.bfloat16, "sm_80", kv_dtype=FP8)
+
+
+def test_sm90_warmup_specs_fp8_kv():
+    from mla_wrapper.backends import sm90
+    from mla_wrapper.jit.registry import warmup_specs
+
+    bf16 = sm90.spec(torch.bfloat16, "sm_90a")
+    fp16 = sm90.spec(torch.float16, "sm_90a")
+    fp8 = sm90.spec(torch.bfloat16, "sm_90a", kv_dtype=FP8)
+    got = sm90.warmup_specs("sm_90a", ["bf16", "fp8_e4m3"])
+    assert len(got) == 2 and set(got) == {bf16, fp8}, [s.name for s in got]
+    assert sm90.warmup_specs("sm_90a", ["bf16", "fp16"]) == [bf16, fp16]
+    assert {bf16, fp16, fp8} <= set(sm90.warmup_specs("sm_90a", ["bf16", "fp16", "fp8_e4m3"]))
+    for arch in ("sm_90", "sm_80", "sm_100a", "host"):
+        assert sm90.warmup_specs(arch, ["bf16", "fp8_e4m3"]) == [], arch
+    # `python -m mla_wrapper warmup --arch sm_90a --dtype bf16,fp8_e4m3` builds it (the registry
+    # hands every family the dtypes asked for)
+    assert fp8 in warmup_specs(["sm_90a"], dtypes=["bf16", "fp8_e4m3"])
+    assert fp8 not in warmup_specs(["sm_90a"], dtypes=["bf16", "fp16"], families=["sm90"])
+
+
+def test_run_takes_keyword_only_scales():
+    """FlashInfer's names, keyword-only, default None (= 1.0)."""
+    from mla_wrapper import BatchMLAPagedAttentionWrapper
+
+    params = inspect.signature(BatchMLAPagedAttentionWrapper.run).parameters
+    for name in ("ckv_scale", "kpe_scale"):
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert params[name].default is None, name
+
+
+# -------------------------------------------------------------------------- compile test
+@pytest.mark.compile
+def test_compile_sm90_bf16_q_fp8_kv():
+    """Build the bf16-q / e4m3-KV sm90 library for sm_90a and load it (no GPU needed), as
+    test_sm90_backend.py::test_compile_sm90_bf16 does the 16-bit one: no serialized wgmma, no
+    injected waits, no spills; its compiled constants; its launcher rejects a bad plan by name
+    before any CUDA call."""
+    import ctypes
+
+    from mla_wrapper import workspace as ws
+    from mla_wrapper.backends import sm90
+    from mla_wrapper.jit import KernelError, build, load
+
+    spec = sm90.spec(torch.bfloat16, "sm_90a", kv_dtype=FP8)
+    path = build(spec)
+    assert path.exists()
+    log = (path.parent / "build.log").read_text()
+    assert "serialized" not in log and "injected" not in log, log
+    # (every ptxas spill count, stores and loads, must be 0)
+    spills = [int(n) for n in re.findall(r"(\d+) bytes spill", log)]
+    assert not any(spills), log
+    mod = load(spec)
+    cfg = sm90.kernel_config(mod)
+    assert (cfg["rows_per_tile"], cfg["kv_tile"]) == (sm90.ROWS_PER_TILE, sm90.KV_TILE)
+    assert (cfg["head_dim_ckv"], cfg["head_dim_kpe"]) == (512, 64)
+    assert cfg["threads"] == 384 and cfg["stages"] >= 2
+    assert 200_000 < cfg["smem_bytes"] <= 232448    # fits an H100/H200 block (227 KB)
+
+    plan, args = ws.MlaPlanStruct(), ws.MlaRunArgsStruct()
+    for name in ("cta_work_indptr", "work_info", "request_info", "counts"):
+        setattr(plan, name, 4096)
+    plan.num_ctas, plan.rows_per_tile, plan.kv_tile = 1, 32, sm90.KV_TILE
+    for name in ("q_nope", "q_pe", "ckv", "kpe", "out", "kv_indices"):
+        setattr(args, name, 4096)
+    args.num_heads, args.page_size, args.sm_scale = 16, 64, 0.07
+    args.ckv_scale, args.kpe_scale = 1.0, 1.0
+    run = lambda: sm90.launch(mod, ctypes.addressof(plan), ctypes.addressof(args), 0)  # noqa: E731
+    with pytest.raises(KernelError, match="rows_per_tile must be 64"):
+        run()
+    plan.rows_per_tile = sm90.ROWS_PER_TILE
+    plan.kv_tile = 32
+    with pytest.raises(KernelError, match="kv_tile must be a positive multiple of 64"):
+        run()
+    plan.kv_tile = sm90.KV_TILE
+    # an e4m3 cache's strides: multiples of 16 elements (8 passes the 16-bit check)
+    args.ckv_stride_token = 8
+    with pytest.raises(KernelError, match=r"ckv\.stride\(1\)"):
+        run()
+    args.ckv_stride_token = 576
+    args.ckv_scale = 0.0
+    with pytest.raises(KernelError, match="ckv_scale"):
+        run()
+    # (stop here: with valid arguments the next step is a launch on these made-up addresses)
+
+
+# ------------------------------------------------------------------------------ GPU helpers
+def _fp8_values(shape, values, g):
+    """An e4m3 tensor (CPU): 'randn': (randn x 2) rounded to e4m3 (never all zeros);
+    'full': every e4m3 code but NaN drawn uniformly (subnormals up to +-448)."""
+    if values == "randn":
+        return (torch.randn(shape, generator=g) * 2).to(FP8)
+    codes = torch.randint(0, 256, shape, generator=g, dtype=torch.int32).to(torch.uint8)
+    codes[(codes & 0x7F) == 0x7F] = 0x01     # 0x7f / 0xff are e4m3's NaNs
+    return codes.view(FP8)
+
+
+def make_fp8_batch(kv_lens, qo_len, heads, page_size, dtype, layout="fused", seed=0,
+                   ckv_scale=None, kpe_scale=None, values="randn", device="cuda"):
+    """Random inputs over an e4m3 cache, pages of every request scattered over the cache.
+    layout: 'fused' (views of one [P, page_size, 576] buffer), 'separate' (two contiguous
+    tensors) or 'padded' (views of a [P, page_size + 1, 640] buffer whose padding holds e4m3
+    NaNs: a read outside the rows shows). Scales None: run() gets no scale (1.0)."""
+    g = torch.Generator().manual_seed(seed)
+    B = len(kv_lens)
+    lens = torch.tensor(kv_lens, dtype=torch.int32)
+    pages = (lens + page_size - 1) // page_size
+    kv_indptr = torch.zeros(B + 1, dtype=torch.int32)
+    kv_indptr[1:] = torch.cumsum(pages, 0)
+    total = int(kv_indptr[-1])
+    num_pages = total + 3
+    kv_indices = torch.randperm(num_pages, generator=g)[:total].to(torch.int32)
+    qo_lens = [qo_len] * B if isinstance(qo_len, int) else list(qo_len)
+    qo_indptr = torch.zeros(B + 1, dtype=torch.int32)
+    qo_indptr[1:] = torch.cumsum(torch.tensor(qo_lens, dtype=torch.int32), 0)
+    T = int(qo_indptr[-1])
+    cache = _fp8_values((num_pages, page_size, 576), values, g).to(device)
+    if layout == "fused":
+        ckv, kpe = cache[..., :512], cache[..., 512:]
+    elif layout == "separate":
+        ckv, kpe = cache[..., :512].contiguous(), cache[..., 512:].contiguous()
+    elif layout == "padded":
+        buf = torch.full((num_pages, page_size + 1, 640), 0x7F, dtype=torch.uint8,
+                         device=device).view(FP8)
+        buf[:, :page_size, :576] = cache
+        ckv, kpe = buf[:, :page_size, :512], buf[:, :page_size, 512:576]
+    else:
+        raise ValueError(layout)
+    q = torch.randn(T, heads, 576, generator=g).to(dtype).to(device)
+    return dict(qo_indptr=qo_indptr, kv_indptr=kv_indptr, kv_indices=kv_indices.to(device),
+                kv_len=lens, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe,
+                heads=heads, page_size=page_size, dtype=dtype, ckv_scale=ckv_scale,
+                kpe_scale=kpe_scale)
+
+
+def scales(b):
+    """run()'s keyword arguments for b's scales (none where b leaves the default)."""
+    return {k: b[k] for k in ("ckv_scale", "kpe_scale") if b[k] is not None}
+
+
+def plan_fp8(w, b, causal):
+    w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], b["heads"], 512, 64,
+           b["page_size"], causal, SM_SCALE, b["dtype"], FP8)
+
+
+def check_fp8(b, out, lse, causal):
+    """out / lse against the reference on the dequantized cache (float32 math)."""
+    ckv = b["ckv"].float() * (1.0 if b["ckv_scale"] is None else b["ckv_scale"])
+    kpe = b["kpe"].float() * (1.0 if b["kpe_scale"] is None else b["kpe_scale"])
+    ref_o, ref_lse = mla_attention(b["q_nope"], b["q_pe"], ckv, kpe, b["qo_indptr"],
+                                   b["kv_indptr"], b["kv_indices"], b["kv_len"], b["page_size"],
+                                   causal, SM_SCALE)
+    assert out.dtype == b["dtype"]
+    err = rel_error(out, ref_o)
+    assert err < TOL[b["dtype"]], f"out rel error {err}"
+    assert 0 < err or torch.count_nonzero(ref_o) == 0, \
+        f"suspiciously exact ({err}): is the reference compared with itself?"
+    if lse is not None:
+        lse_err = rel_error(lse, ref_lse)
+        assert lse_err < LSE_REL_TOL, f"lse rel error {lse_err}"
+        finite = torch.isfinite(ref_lse)
+        if finite.any():
+            worst = float((lse[finite].double() - ref_lse[finite].double()).abs().max())
+            assert worst < LSE_ABS_TOL, f"lse abs error {worst}"
+
+
+def plan_run_check_fp8(w, b, causal, poison):
+    """plan (kv e4m3), run into NaN-poisoned out / lse with b's scales, compare."""
+    plan_fp8(w, b, causal)
+    T, H = b["q_nope"].shape[:2]
+    out = poison(torch.empty(T, H, 512, dtype=b["dtype"], device="cuda"))
+    lse = poison(torch.empty(T, H, dtype=torch.float32, device="cuda"))
+    o, l = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse, return_lse=True,
+                 **scales(b))
+    assert o is out and l is lse
+    check_fp8(b, out, lse, causal)
+
+
+@pytest.fixture(scope="module")
+def workspace():
+    return torch.empty(128 << 20, dtype=torch.uint8, device="cuda")
+
+
+def new_wrapper(workspace, **kw):
+    from mla_wrapper import BatchMLAPagedAttentionWrapper
+
+    return BatchMLAPagedAttentionWrapper(workspace, **kw)
+
+
+# -------------------------------------------------------------------------------- GPU grid
+@hopper
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("page_size", [1, 16, 32, 64, 128])
+@pytest.mark.parametrize("heads", [16, 128])
+def test_fp8_grid(workspace, poison, dtype, page_size, heads):
+    """Ragged decode batches (kv_len 0, 1, 63-65, 200, 1000, 3001) on every page size; half the
+    cases with scales 0.37 / 1.9 (ckv / kpe), half with the defaults; fused and separate
+    caches alternate."""
+    k = [1, 16, 32, 64, 128].index(page_size) + (heads == 128) + (dtype == "fp16")
+    scaled = k % 2 == 0
+    b = make_fp8_batch(RAGGED, 1, heads, page_size, DTYPES[dtype],
+                       layout="fused" if (k // 2) % 2 == 0 else "separate",
+                       seed=heads * 1000 + page_size * 10 + len(dtype),
+                       ckv_scale=0.37 if scaled else None, kpe_scale=1.9 if scaled else None)
+    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, False, poison)
+
+
+@hopper
+@pytest.mark.parametrize("heads,qo_len,page_size,dtype,layout", [
+    (32, 4, 64, "bf16", "fused"), (32, 4, 16, "fp16", "separate"), (128, 2, 1, "bf16", "fused")])
+def test_fp8_mtp_causal(workspace, poison, heads, qo_len, page_size, dtype, layout):
+    """MTP (qo_len > 1, causal) over the ragged lengths (requests shorter than qo_len too)."""
+    b = make_fp8_batch(RAGGED, qo_len, heads, page_size, DTYPES[dtype], layout=layout,
+                       seed=heads + qo_len + page_size, ckv_scale=0.37, kpe_scale=1.9)
+    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, True, poison)
+
+
+@hopper
+@pytest.mark.parametrize("heads,qo_len", [(1, 1), (7, 3), (100, 1)])
+def test_fp8_odd_head_counts(workspace, poison, heads, qo_len):
+    """Heads that are not a multiple of the 64-row tile (a tile's rows span query tokens)."""
+    b = make_fp8_batch([5, 300, 0, 1999], qo_len, heads, 16, torch.bfloat16, seed=heads,
+                       ckv_scale=0.37, kpe_scale=1.9)
+    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, qo_len > 1, poison)
+
+
+@hopper
+@pytest.mark.parametrize("ckv_scale,kpe_scale", [
+    (None, None), (0.37, None), (None, 1.9), (0.5, 0.5), (3.0, 0.125)])
+def test_fp8_scales(workspace, poison, ckv_scale, kpe_scale):
+    """Each scale applies to its own cache only (one given, the other default; equal; far
+    apart), whether or not it is a power of two."""
+    b = make_fp8_batch([700, 64, 1, 2500], 1, 16, 64, torch.bfloat16, seed=17,
+                       ckv_scale=ckv_scale, kpe_scale=kpe_scale)
+    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, False, poison)
+
+
+@hopper
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+def test_fp8_every_code(workspace, poison, dtype):
+    """Every e4m3 code but NaN (subnormals, +-0, up to +-448) in the cache, scaled down so that
+    the scores stay in a softmax's useful range: the widening to 16 bits is exact for each."""
+    b = make_fp8_batch([1000, 333, 2048], 1, 64, 64, DTYPES[dtype], values="full", seed=5)
+    rms = float(torch.cat([b["ckv"].float().flatten(), b["kpe"].float().flatten()])
+                .pow(2).mean().sqrt())
+    scale = 2.0 / (rms * math.sqrt(576) * SM_SCALE)     # score std ~2
+    b["ckv_scale"], b["kpe_scale"] = scale, 2 * scale
+    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, False, poison)
+
+
+@hopper
+@pytest.mark.parametrize("layout,page_size", [("fused", 64), ("separate", 64), ("padded", 64),
+                                              ("padded", 16), ("padded", 1)])
+def test_fp8_cache_layouts(workspace, poison, layout, page_size):
+    """ckv / kpe as views of one [P, page, 576] e4m3 buffer, as separate tensors, and as views of
+    a padded [P, page + 1, 640] buffer (token and page strides past the rows, multiples of 16
+    bytes; NaN padding shows a read outside them)."""
+    b = make_fp8_batch([3001, 65, 0, 64, 1], 1, 128, page_size, torch.bfloat16, layout=layout,
+                       seed=page_size + len(layout), ckv_scale=0.37, kpe_scale=1.9)
+    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, False, poison)
+
+
+@hopper
+@pytest.mark.parametrize("backend", ["auto", "fa3"])
+def test_fp8_auto_and_fa3_pick_sm90(workspace, poison, monkeypatch, backend):
+    monkeypatch.setenv(backends.SM90_ENV, "1")
+    b = make_fp8_batch([300, 77, 1500], 1, 16, 64, torch.float16, seed=9, ckv_scale=0.37,
+                       kpe_scale=1.9)
+    w = new_wrapper(workspace, backend=backend)
+    plan_run_check_fp8(w, b, False, poison)
+    assert w._impl.name == "sm90"
+
+
+@hopper
+def test_fp8_and_16bit_plans_on_one_wrapper(workspace, poison):
+    """One wrapper re-planned 16-bit -> e4m3 -> 16-bit -> e4m3 (fp16 q) runs the library each
+    plan asks for."""
+    w = new_wrapper(workspace, backend="sm90")
+    b16 = make_batch([700, 0, 2000], 1, 16, 64, torch.bfloat16, seed=21)
+    b8 = make_fp8_batch([700, 0, 2000], 1, 16, 64, torch.bfloat16, seed=22, ckv_scale=0.37,
+                        kpe_scale=1.9)
+    h8 = make_fp8_batch([50, 3000], 1, 16, 64, torch.float16, seed=23, ckv_scale=1.9,
+                        kpe_scale=0.37)
+    plan_run_check(w, b16, False, poison)
+    plan_run_check_fp8(w, b8, False, poison)
+    plan_run_check(w, b16, False, poison)
+    plan_run_check_fp8(w, h8, False, poison)
+
+
+@hopper
+@pytest.mark.parametrize("heads", [16, 128])
+def test_fp8_cuda_graph_replans(workspace, heads):
+    """A use_cuda_graph=True wrapper: run() over an e4m3 cache with scales captured once, then
+    re-planned at the same batch size with other lengths (split and not, empty requests) and
+    new cache / query values, replayed into NaN-poisoned out / lse and checked."""
+    dev, cap, ps = "cuda", 4, 64
+    batches = [[700, 5, 3000, 0], [30, 4097, 1, 64], [2000] * 4, [0, 0, 1, 0], [65, 63, 1, 9000]]
+    max_pages = max(sum((L + ps - 1) // ps for L in lens) for lens in batches) + 3
+    bufs = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
+                kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
+                kv_indices=torch.zeros(max_pages, dtype=torch.int32, device=dev),
+                kv_len_arr=torch.zeros(cap, dtype=torch.int32, device=dev))
+    w = new_wrapper(workspace, use_cuda_graph=True, backend="sm90", **bufs)
+    q = torch.empty(cap, heads, 576, dtype=torch.bfloat16, device=dev)
+    cache = torch.zeros(max_pages, ps, 576, dtype=FP8, device=dev)
+    out = torch.empty(cap, heads, 512, dtype=torch.bfloat16, device=dev)
+    lse = torch.empty(cap, heads, dtype=torch.float32, device=dev)
+    ckv, kpe = cache[..., :512], cache[..., 512:]
+    kw = dict(ckv_scale=0.37, kpe_scale=1.9)
+
+    def load(b):
+        q[..., :512].copy_(b["q_nope"])
+        q[..., 512:].copy_(b["q_pe"])
+        n = b["ckv"].shape[0]
+        ckv[:n].copy_(b["ckv"])
+        kpe[:n].copy_(b["kpe"])
+
+    graph = None
+    for i, lens in enumerate(batches):
+        b = make_fp8_batch(lens, 1, heads, ps, torch.bfloat16, seed=100 + i + heads, **kw)
+        plan_fp8(w, b, False)
+        load(b)
+        if graph is None:
+            graph, _ = capture_graph(lambda: w.run(q[..., :512], q[..., 512:], ckv, kpe,
+                                                   out=out, lse=lse, **kw))
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check_fp8(dict(b, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe), out, lse,
+                  False)
+
+
+# ------------------------------------------------------------------------------ GPU errors
+@hopper
+def test_fp8_run_errors(workspace, poison):
+    """Scales that are not finite numbers > 0, caches / out of the wrong dtype: ValueError
+    naming the argument, and the wrapper still runs afterwards."""
+    b = make_fp8_batch([10, 300], 1, 16, 16, torch.bfloat16, seed=31, ckv_scale=0.37,
+                       kpe_scale=1.9)
+    w = new_wrapper(workspace, backend="sm90")
+    plan_fp8(w, b, False)
+    args = (b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
+    for bad in (0.0, -1.0, float("nan"), float("inf"), -0.0):
+        for name in ("ckv_scale", "kpe_scale"):
+            with pytest.raises(ValueError, match=name):
+                w.run(*args, **{name: bad})
+    ckv16 = torch.zeros(b["ckv"].shape, dtype=torch.bfloat16, device="cuda")
+    kpe16 = torch.zeros(b["kpe"].shape, dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(ValueError, match="ckv_cache"):
+        w.run(b["q_nope"], b["q_pe"], ckv16, kpe16)
+    with pytest.raises(ValueError, match="ckv_cache"):
+        w.run(b["q_nope"], b["q_pe"], ckv16, b["kpe"])
+    with pytest.raises(ValueError, match="kpe_cache"):
+        w.run(b["q_nope"], b["q_pe"], b["ckv"], kpe16)
+    with pytest.raises(ValueError, match="q_nope"):   # q stays bf16 / fp16
+        w.run(b["q_nope"].to(FP8), b["q_pe"], b["ckv"], b["kpe"])
+    T = b["q_nope"].shape[0]
+    with pytest.raises(ValueError, match="out"):      # out has q's dtype
+        w.run(*args, out=torch.empty(T, 16, 512, dtype=FP8, device="cuda"))
+    plan_run_check_fp8(w, b, False, poison)
+
+
+@hopper
+def test_fp8_q_is_refused_at_plan(workspace):
+    b = make_fp8_batch([10], 1, 16, 16, torch.bfloat16, seed=32)
+    w = new_wrapper(workspace, backend="sm90")
+    with pytest.raises(ValueError):
+        w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], 16, 512, 64, 16,
+               False, SM_SCALE, FP8, FP8)
+
+
+@hopper
+def test_fp8_cache_strides_must_be_16_byte_multiples(workspace, poison):
+    """An e4m3 cache whose token stride (584 bytes) is a multiple of 8 elements, as 16-bit
+    caches need, but not of 16 bytes: refused by name before any launch, and the wrapper runs
+    a valid cache afterwards."""
+    b = make_fp8_batch([300, 64], 1, 16, 16, torch.bfloat16, seed=33, ckv_scale=0.37,
+                       kpe_scale=1.9)
+    P = b["ckv"].shape[0]
+    buf = torch.zeros(P, 16, 584, dtype=torch.uint8, device="cuda").view(FP8)
+    buf[..., :512] = b["ckv"]
+    buf[..., 512:576] = b["kpe"]
+    w = new_wrapper(workspace, backend="sm90")
+    plan_fp8(w, b, False)
+    with pytest.raises((ValueError, RuntimeError), match="stride"):
+        w.run(b["q_nope"], b["q_pe"], buf[..., :512], buf[..., 512:576], **scales(b))
+    torch.cuda.synchronize()
+    plan_run_check_fp8(w, b, False, poison)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend", ["sm80", "fa2"])
+def test_sm80_refuses_fp8_kv(workspace, backend):
+    b = make_fp8_batch([10], 1, 16, 16, torch.bfloat16, seed=34)
+    with pytest.raises(ValueError, match="fp8"):
+        plan_fp8(new_wrapper(workspace, backend=backend), b, False)
+
+
+@pytest.mark.gpu
+def test_fp8_kv_needs_hopper(workspace):
+    """auto / fa3 on a GPU other than Hopper: no backend serves an fp8 cache."""
+    if IS_HOPPER:
+        pytest.skip("Hopper serves an fp8 cache (the other tests)")
+    b = make_fp8_batch([10], 1, 16, 16, torch.bfloat16, seed=35)
+    for backend in ("auto", "fa3"):
+        with pytest.raises(ValueError, match="fp8"):
+            plan_fp8(new_wrapper(workspace, backend=backend), b, False)
+
+
+@pytest.mark.gpu
+def test_scales_need_an_fp8_cache(workspace, planned_backend):
+    """ckv_scale / kpe_scale with a 16-bit cache: ValueError naming the argument (even 1.0)."""
+    b = make_batch([10, 300], 1, 16, 16, torch.bfloat16, seed=36)
+    w = new_wrapper(workspace, backend=planned_backend)
+    w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], 16, 512, 64, 16, False,
+           SM_SCALE, torch.bfloat16, torch.bfloat16)
+    args = (b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
+    for name, value in (("ckv_scale", 0.5), ("kpe_scale", 2.0), ("ckv_scale", 1.0)):
+        with pytest.raises(ValueError, match=name):
+            w.run(*args, **{name: value})
