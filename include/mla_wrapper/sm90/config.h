@@ -69,12 +69,17 @@ constexpr int kKvStageBytes = kColBlocks * kKvBlockBytes;        // 73728
 constexpr int kPBytes = kRowsPerTile * kRowBytes;                // 8192: one column block
 
 // An FP8 (e4m3) KV cache (KvE4m3 below): a tile's 36 KB of e4m3 bytes land in the upper half of
-// its 72 KB stage, unswizzled, as [9 column blocks][64 tokens][64 bytes] (the TMA boxes and the
-// cp.async gathers both write this layout); the producer then widens them in place into the
-// stage's 16-bit swizzled layout (mla_kernel.cuh dequant_tile).
-constexpr int kRawRowBytes = kBlockCols;                         // 64: one byte a column
-constexpr int kRawBlockBytes = kKvTile * kRawRowBytes;           // 4096
-constexpr int kRawBytes = kColBlocks * kRawBlockBytes;           // 36864
+// its 72 KB stage, unswizzled: the latent as 4 boxes of [64 tokens][128 columns], then the rope
+// columns as [64 tokens][64] (the TMA boxes and the cp.async gathers both write this layout);
+// the producer then widens them in place into the stage's 16-bit swizzled layout
+// (mla_kernel.cuh dequant_tile).
+constexpr int kRawBoxCols = 128;                                 // a latent box's columns (bytes)
+constexpr int kRawLatentBoxes = kHeadDimCkv / kRawBoxCols;       // 4
+constexpr int kRawRowBytes = kRawBoxCols;                        // 128
+constexpr int kRawBlockBytes = kKvTile * kRawRowBytes;           // 8192: one latent box
+constexpr int kRawRopeOffset = kRawLatentBoxes * kRawBlockBytes;  // 32768
+constexpr int kRawRopeRowBytes = kHeadDimKpe;                    // 64
+constexpr int kRawBytes = kRawRopeOffset + kKvTile * kRawRopeRowBytes;  // 36864
 constexpr int kRawOffset = kKvStageBytes - kRawBytes;            // 36864
 static_assert(kRawOffset % 1024 == 0, "the e4m3 bytes start on a 1024-byte boundary");
 

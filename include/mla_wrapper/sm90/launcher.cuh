@@ -47,7 +47,8 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 // A tensor of 16-bit elements as a TMA map in the 128-byte swizzle of the kernel's shared-memory
 // tiles (mla_kernel.cuh), or of bytes (elem_bytes 1: an e4m3 cache) unswizzled, as the stage's
 // e4m3 area wants them: kRank dimensions, dims[0] = 64 contiguous columns, the strides of
-// dims 1.. in elements (in any order: a dimension may step inside another's row), box[0] = 64.
+// dims 1.. in elements (in any order: a dimension may step inside another's row), box[0] = 64
+// (an e4m3 latent: 128).
 // False where TMA cannot express it (alignment, strides): the caller then leaves those loads to
 // cp.async.
 // The maps' L2 promotion (a miss fetches 256 bytes), except the KV maps of a stream that only
@@ -78,36 +79,40 @@ inline bool encode_map(CUtensorMap* map, const void* base, const int64_t (&dims)
                 CUtensorMapL2promotion(promotion),
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
-// [dim2][dim1][cols] with boxes of 64 columns x box1 x 1.
+// [dim2][dim1][cols] with boxes of box0 (64) columns x box1 x 1.
 inline bool encode_map_3d(CUtensorMap* map, const void* base, int cols, int dim1,
                           int64_t stride1, int dim2, int64_t stride2, int box1,
-                          int promotion = MLAW_SM90_L2_PROMOTION, int elem_bytes = 2) {
-  return encode_map<3>(map, base, {cols, dim1, dim2}, {stride1, stride2},
-                       {kBlockCols, box1, 1}, promotion, elem_bytes);
+                          int promotion = MLAW_SM90_L2_PROMOTION, int elem_bytes = 2,
+                          int box0 = kBlockCols) {
+  return encode_map<3>(map, base, {cols, dim1, dim2}, {stride1, stride2}, {box0, box1, 1},
+                       promotion, elem_bytes);
 }
 
-// One cache tensor [num_pages][page_size][cols]: boxes of 64 columns x box_rows tokens.
+// One cache tensor [num_pages][page_size][cols]: boxes of 64 columns x box_rows tokens (an
+// e4m3 latent, elem_bytes 1 and cols 512: 128 columns, config.h kRawBoxCols).
 inline bool encode_kv_map(CUtensorMap* map, const void* base, int cols, int64_t stride_token,
                           int64_t stride_page, int page_size, int num_pages, int box_rows,
                           int promotion = MLAW_SM90_L2_PROMOTION, int elem_bytes = 2) {
+  const int box0 = elem_bytes == 1 && cols == kHeadDimCkv ? kRawBoxCols : kBlockCols;
   return encode_map_3d(map, base, cols, page_size, stride_token, num_pages, stride_page,
-                       box_rows, promotion, elem_bytes);
+                       box_rows, promotion, elem_bytes, box0);
 }
 
 // ckv [num_pages][page_size][512] as 4-D (64 columns, tokens, 8 column blocks 64 elements
 // apart, pages): one box of 64 columns x 64 tokens x 8 blocks lands as the stage's first 8
 // swizzled 64 x 64 blocks (block-major, as the 8 boxes of encode_kv_map would; an e4m3 cache:
-// its area's first 8 [64 tokens][64 bytes] blocks), so a whole tile's latent goes in one TMA
-// instruction instead of 8 (KvTensorMaps::wide).
+// 128 columns x 64 tokens x 4 blocks, its area's 4 latent boxes), so a whole tile's latent goes
+// in one TMA instruction instead of 8 (KvTensorMaps::wide).
 #ifndef MLAW_SM90_WIDE_BOX
 #define MLAW_SM90_WIDE_BOX 1  // 0: 9 boxes a tile (A/B builds)
 #endif
 inline bool encode_kv_wide_map(CUtensorMap* map, const void* base, int64_t stride_token,
                                int64_t stride_page, int page_size, int num_pages,
                                int promotion = MLAW_SM90_L2_PROMOTION, int elem_bytes = 2) {
-  return encode_map<4>(map, base, {kBlockCols, page_size, kHeadDimCkv / kBlockCols, num_pages},
-                       {stride_token, kBlockCols, stride_page},
-                       {kBlockCols, kKvTile, kHeadDimCkv / kBlockCols, 1}, promotion, elem_bytes);
+  const int cols = elem_bytes == 1 ? kRawBoxCols : kBlockCols;
+  return encode_map<4>(map, base, {cols, page_size, kHeadDimCkv / cols, num_pages},
+                       {stride_token, cols, stride_page},
+                       {cols, kKvTile, kHeadDimCkv / cols, 1}, promotion, elem_bytes);
 }
 
 // Whole-tile KV maps without L2 promotion where at most this many heads read the stream (each
@@ -445,8 +450,17 @@ template <typename T, typename Kv = PagedKv, typename TKv = T>
 int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name,
         const Kv& kvm = Kv()) {
   if (int st = check_run_args(plan, args, name, kRowsPerTile, kKvTile)) return st;
-  if constexpr (std::is_same<TKv, KvE4m3>::value)
+  // An e4m3 cache: the kernel widens its latent values exactly and leaves the scales to the
+  // score scale (sm_scale x ckv_scale) and the output (x ckv_scale, consume's kScaleOut); only
+  // the rope block is multiplied, by kpe_scale / ckv_scale (dequant_tile).
+  MlaRunArgs folded;
+  if constexpr (std::is_same<TKv, KvE4m3>::value) {
     if (int st = check_e4m3_args(args, name)) return st;
+    folded = *args;
+    folded.sm_scale = args->sm_scale * args->ckv_scale;
+    folded.kpe_scale = args->kpe_scale / args->ckv_scale;
+    args = &folded;
+  }
   int device = 0;
   MLAW_CUDA_TRY(cudaGetDevice(&device));
   static DeviceSetup setup[64];  // one per instantiation (T, Kv, TKv)

@@ -431,13 +431,16 @@ constexpr bool kKvFirstShort = MLAW_SM90_KV_FIRST_SHORT != 0;
 constexpr bool kKvFirstMultiTile = MLAW_SM90_KV_FIRST_MULTI_TILE != 0;
 // An e4m3 cache (TKv = KvE4m3): the producer widens each tile in place once its bytes have
 // landed (on `raw`): 16-byte chunk j of this thread (j = 0..35: column block j / 4, token
-// tid / 8 + 16 (j % 4), 8 columns from 8 (tid % 8)) is read as 8 bytes at the stage's
-// kRawOffset and written as 8 16-bit values times the cache's scale to its swizzled place,
-// then every thread arrives on `full`. The blocks go in order of address; a block's 16-bit
-// rows land only over e4m3 bytes that every thread has read (named barriers between the
-// phases) and never over its own: 16-bit blocks 0-3 lie below the e4m3 bytes, blocks 4-5
-// cover e4m3 blocks 0-2, block 6 e4m3 3-4, block 7 e4m3 5-6; block 8 (the rope columns,
-// kpe_scale) covers e4m3 7 and its own bytes, so those are read before the last barrier.
+// tid / 8 + 16 (j % 4), 8 columns from 8 (tid % 8)) is read as 8 bytes from the stage's e4m3
+// area (config.h kRawOffset) and written as 8 16-bit values to its swizzled place, then every
+// thread arrives on `full`. The latent's values go over exactly; the cache's scales are folded into the score
+// scale and the output (launcher.cuh run), except the rope block's ratio kpe_scale / ckv_scale
+// (args.kpe_scale as the kernel gets it). The blocks go in order of address, a block's 4 chunks
+// of a thread in flight at a time; a block's 16-bit rows land only over e4m3 bytes that every
+// thread has read (named barriers between the phases): 16-bit blocks 0-3 lie below the e4m3
+// bytes, blocks 4-5 cover the sources of blocks 0-3 (latent boxes 0-1), block 6 those of 2-5,
+// block 7 those of 4-7 (so block 7's own bytes are read before its barrier), block 8 (the rope
+// columns) those of 6-7 and its own.
 constexpr int kBarWiden = 9;  // producer named barrier (128 threads): dequant_tile's phases
 __device__ __forceinline__ uint2 lds64(uint32_t addr) {
   uint2 v;
@@ -451,32 +454,45 @@ __device__ __forceinline__ void sts128(uint32_t addr, uint4 v) {
 }
 template <typename T>
 __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint32_t parity,
-                                             uint64_t* full, float ckv_scale, float kpe_scale,
-                                             int tid) {
+                                             uint64_t* full, float rope_scale, int tid) {
   if (tid < 32) mbar_wait(raw, parity);
   named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
   const int c = tid % 8, t = tid / 8;
   const uint32_t src0 = stage + kRawOffset + t * kRawRowBytes + c * 8;
   const uint32_t dst0 = stage + t * kRowBytes + ((c ^ (t % 8)) << 4);
-  auto src = [&](int j) { return src0 + (j / 4) * kRawBlockBytes + (j % 4) * 16 * kRawRowBytes; };
-  auto dst = [&](int j) { return dst0 + (j / 4) * kKvBlockBytes + (j % 4) * 16 * kRowBytes; };
-  auto widen = [&](int j0, int j1) {
-#pragma unroll
-    for (int j = j0; j < j1; ++j) sts128(dst(j), widen_e4m3x8<T>(lds64(src(j)), ckv_scale));
+  // (block b < 8: latent box b / 2, its 64 columns from 64 (b % 2); block 8: the rope's)
+  auto src = [&](int j) {
+    const int b = j / 4, m = j % 4;
+    return b < kColBlocks - 1
+               ? src0 + (b / 2) * kRawBlockBytes + (b % 2) * kBlockCols + m * 16 * kRawRowBytes
+               : stage + kRawOffset + kRawRopeOffset + (t + 16 * m) * kRawRopeRowBytes + c * 8;
   };
-  widen(0, 16);                                // 16-bit blocks 0-3
-  named_barrier(kBarWiden, kProducerThreads);  // e4m3 blocks 0-3 read by every thread
-  widen(16, 24);                               // blocks 4-5
-  named_barrier(kBarWiden, kProducerThreads);  // e4m3 blocks 4-5 read
-  widen(24, 28);                               // block 6
-  named_barrier(kBarWiden, kProducerThreads);  // e4m3 block 6 read
-  widen(28, 32);                               // block 7
+  auto dst = [&](int j) { return dst0 + (j / 4) * kKvBlockBytes + (j % 4) * 16 * kRowBytes; };
   uint2 r[4];
+  // column block b (chunks 4 b .. 4 b + 3): its four loads in flight, then their stores
+  auto widen = [&](int b) {
 #pragma unroll
-  for (int k = 0; k < 4; ++k) r[k] = lds64(src(32 + k));
-  named_barrier(kBarWiden, kProducerThreads);  // e4m3 blocks 7-8 read
+    for (int k = 0; k < 4; ++k) r[k] = lds64(src(4 * b + k));
 #pragma unroll
-  for (int k = 0; k < 4; ++k) sts128(dst(32 + k), widen_e4m3x8<T>(r[k], kpe_scale));
+    for (int k = 0; k < 4; ++k) sts128(dst(4 * b + k), widen_e4m3x8<T>(r[k]));
+  };
+#pragma unroll
+  for (int b = 0; b < 4; ++b) widen(b);        // 16-bit blocks 0-3
+  named_barrier(kBarWiden, kProducerThreads);  // e4m3 blocks 0-3 read by every thread
+  widen(4);
+  widen(5);
+  named_barrier(kBarWiden, kProducerThreads);  // blocks 4-5's e4m3 bytes read
+  widen(6);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) r[k] = lds64(src(28 + k));  // block 7's
+  named_barrier(kBarWiden, kProducerThreads);  // blocks 6-7's read
+#pragma unroll
+  for (int k = 0; k < 4; ++k) sts128(dst(28 + k), widen_e4m3x8<T>(r[k]));
+#pragma unroll
+  for (int k = 0; k < 4; ++k) r[k] = lds64(src(32 + k));  // the rope block's
+  named_barrier(kBarWiden, kProducerThreads);  // the rope block's read
+#pragma unroll
+  for (int k = 0; k < 4; ++k) sts128(dst(32 + k), widen_e4m3x8<T, true>(r[k], rope_scale));
   // (before the arrival: the consumers' wgmma reads and the stage's next TMA writes are
   // async-proxy accesses)
   fence_proxy_async();
@@ -493,8 +509,6 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
                                         uint64_t* raw) {
   constexpr bool kE4m3 = std::is_same<TKv, KvE4m3>::value;
   static_assert(!kE4m3 || std::is_same<Kv, PagedKv>::value, "an e4m3 cache is paged only");
-  constexpr int kLoadRowBytes = kE4m3 ? kRawRowBytes : kRowBytes;
-  constexpr int kLoadBlockBytes = kE4m3 ? kRawBlockBytes : kKvBlockBytes;
   constexpr uint32_t kLoadOffset = kE4m3 ? kRawOffset : 0;
   uint64_t* landed = kE4m3 ? raw : full;  // the barrier a tile's loads complete on
   const int tid = threadIdx.x;  // 0..127
@@ -527,7 +541,8 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const bool tma_issuer = tid % 32 == 0 && tid / 32 < box_pages;
   const int issuer_pass = box > 0 ? (tid / 32) * box / (kProducerThreads / 8) : 0;
   const uint32_t issuer_bytes = box_pages > 0 ? (kE4m3 ? kRawBytes : kKvStageBytes) / box_pages : 0;
-  const uint32_t issuer_dst = (tid / 32) * box * kLoadRowBytes;
+  const int issuer_tok = (tid / 32) * box;  // the issuing lane's first token in a tile
+  const uint32_t issuer_dst = issuer_tok * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   int pending = -1;  // e4m3: the tile issued last, not widened yet
   auto widen_pending = [&]() {
@@ -535,7 +550,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       if (pending >= 0) {
         const int st = pending % kStages;
         dequant_tile<T>(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
-                        &full[st], args.ckv_scale, args.kpe_scale, tid);
+                        &full[st], args.kpe_scale, tid);
         pending = -1;
       }
     }
@@ -609,18 +624,28 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         const CUtensorMap* ckv_map = paced_tile ? &maps.ckv_paced : &maps.ckv;
         const CUtensorMap* kpe_map = paced_tile ? &maps.kpe_paced : &maps.kpe;
         const int rows = paced_tile ? maps.paced_rows : box;
-        if (maps.wide && !paced_tile) {  // the latent's 8 blocks in one box, then rope
+        if (maps.wide && !paced_tile) {  // the latent's 8 (e4m3: 4) blocks in one box, then rope
           tma_load_4d(dst_stage, &maps.ckv_wide, &landed[stage], 0, tile_off, 0, pg, policy);
-          tma_load_3d(dst_stage + (kColBlocks - 1) * kLoadBlockBytes, kpe_map, &landed[stage], 0,
-                      tile_off, pg, policy);
+          tma_load_3d(dst_stage + (kE4m3 ? kRawRopeOffset : (kColBlocks - 1) * kKvBlockBytes),
+                      kpe_map, &landed[stage], 0, tile_off, pg, policy);
+        } else if constexpr (kE4m3) {
+          for (int r0 = 0; r0 < box; r0 += rows) {
+            const int tok = issuer_tok + r0;
+#pragma unroll
+            for (int b = 0; b < kRawLatentBoxes; ++b)
+              tma_load_3d(dst_stage + b * kRawBlockBytes + tok * kRawRowBytes, ckv_map,
+                          &landed[stage], b * kRawBoxCols, tile_off + r0, pg, policy);
+            tma_load_3d(dst_stage + kRawRopeOffset + tok * kRawRopeRowBytes, kpe_map,
+                        &landed[stage], 0, tile_off + r0, pg, policy);
+          }
         } else {
           for (int r0 = 0; r0 < box; r0 += rows) {
-            const uint32_t dst = dst_stage + issuer_dst + r0 * kLoadRowBytes;
+            const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
 #pragma unroll
             for (int b = 0; b < kColBlocks - 1; ++b)
-              tma_load_3d(dst + b * kLoadBlockBytes, ckv_map, &landed[stage], b * kBlockCols,
+              tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &landed[stage], b * kBlockCols,
                           tile_off + r0, pg, policy);
-            tma_load_3d(dst + (kColBlocks - 1) * kLoadBlockBytes, kpe_map, &landed[stage], 0,
+            tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &landed[stage], 0,
                         tile_off + r0, pg, policy);
           }
         }
@@ -644,12 +669,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       const int stage = seq % kStages;
       const int t0 = item.kv_start + it * kKvTile;
       // This thread's source rows, before the wait (their offsets take an integer division
-      // each). An e4m3 token's 576 bytes are 36 16-byte pieces: this thread copies pieces
-      // chunk + 8 k (k = 0..3) of the latent (column block 2 k + chunk / 4) and, for chunk < 4,
-      // rope piece chunk.
+      // each). An e4m3 token's 576 bytes are 36 16-byte pieces: this thread copies bytes
+      // 16 chunk .. of each 128-column latent box and, for chunk < 4, of the rope.
       const T* ckv_row[kLoadPasses];
       const T* kpe_row[kLoadPasses];
-      const int elem_off = kE4m3 ? (chunk % 4) * 16 + (chunk / 4) * kBlockCols : chunk * 8;
+      const int elem_off = kE4m3 ? chunk * 16 : chunk * 8;
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
@@ -658,7 +682,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         const int64_t off = valid ? pages.mod(t0 + j, args.page_size) : 0;
         const int64_t ckv_e = pgp * args.ckv_stride_page + off * args.ckv_stride_token + elem_off;
         const int64_t kpe_e = pgp * args.kpe_stride_page + off * args.kpe_stride_token +
-                              (kE4m3 ? (chunk % 4) * 16 : chunk * 8);
+                              elem_off;
         // (an e4m3 element is one byte: its offsets index bytes)
         ckv_row[p] = kE4m3 ? reinterpret_cast<const T*>(static_cast<const char*>(args.ckv) + ckv_e)
                            : ckv + ckv_e;
@@ -673,15 +697,12 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
         if constexpr (kE4m3) {
           const char* src = reinterpret_cast<const char*>(ckv_row[p]);
-          const uint32_t dst = dst_stage + (chunk / 4) * kRawBlockBytes + j * kRawRowBytes +
-                               (chunk % 4) * 16;
+          const uint32_t dst = dst_stage + j * kRawRowBytes + chunk * 16;
 #pragma unroll
-          for (int k = 0; k < 4; ++k)  // latent blocks 2 k + chunk / 4
-            cp_async_16(dst + 2 * k * kRawBlockBytes, src + 2 * k * kBlockCols, page[p] >= 0,
-                        policy);
+          for (int b = 0; b < kRawLatentBoxes; ++b)
+            cp_async_16(dst + b * kRawBlockBytes, src + b * kRawBoxCols, page[p] >= 0, policy);
           if (chunk < 4)
-            cp_async_16(dst_stage + (kColBlocks - 1) * kRawBlockBytes + j * kRawRowBytes +
-                            chunk * 16,
+            cp_async_16(dst_stage + kRawRopeOffset + j * kRawRopeRowBytes + chunk * 16,
                         kpe_row[p], page[p] >= 0, policy);
         } else {
           const uint32_t dst = dst_stage + j * kRowBytes + ((chunk ^ (j % 8)) << 4);
@@ -957,7 +978,8 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // between an item's start and its first score GEMM grew, and every launch that starts with a
 // cold L2 (instructions fetched from DRAM) ran 1-3 us longer at B=1, on either path
 // (H100, 2026-11-26, logs/sm90_s16_h100_2026-11-26 runs 2-4).
-template <typename T, bool kQTma, bool kEarlyQ, typename Kv>
+// kScaleOut: the output rows times args.ckv_scale (an e4m3 cache's scale, launcher.cuh run).
+template <typename T, bool kQTma, bool kEarlyQ, bool kScaleOut, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const QTensorMaps& qm, const CtaStart<Kv>& start,
                                         char* smem,
@@ -1295,6 +1317,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       const int row = rows[r];
       const float l = red_sum[row] + red_sum[kRowsPerTile + row];
       inv[r] = pair ? 1.f : l > 0.f ? 1.f / l : 0.f;
+      if constexpr (kScaleOut) inv[r] *= args.ckv_scale;  // (lse stays: the scores were scaled)
       if (g == 0 && keep == 0 && lane % 4 == 0 && row < item.valid_rows) {
         const int grow = item.row0 + row;
         const int64_t token = item.qo_start + heads.div(grow);
@@ -1427,7 +1450,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     empty + kStages + 3);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
-    consume<T, kQTma, kEarlyQ>(plan, args, kvm, qmaps, start, smem, full, empty);
+    consume<T, kQTma, kEarlyQ, std::is_same<TKv, KvE4m3>::value>(plan, args, kvm, qmaps, start,
+                                                                 smem, full, empty);
   }
 #endif
 }
