@@ -108,15 +108,20 @@
 //   zeros in Q's unused rows (0.97-1.01x).
 // A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
 // whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
-// Room for a dequantizing stage (an FP8 e4m3 cache, the next step): only produce() knows how
-// a tile reaches its stage, so such a cache changes the producer and the maps alone. A plan:
-// TMA a tile's 36 KB of e4m3 bytes into the upper half of its 72 KB stage; the producer waits
-// for them (today it never waits for its own loads), widens them to 16-bit in place in waves
-// (each wave reads its bytes, then after a named barrier writes values that land only over
-// bytes of this or earlier waves), then arrives on `full`. The consumers, the ring and the plan
-// stay; a per-tensor scale folds into the score scale (K) and the epilogue's 1 / l (V). What it
-// must fit: the producer's 48 registers (setmaxnreg) and no shared memory to spare beside Q and
-// the two stages.
+// An FP8 (e4m3) cache (TKv = KvE4m3; dequant_tile and produce below): a tile's 36 KB of e4m3
+// bytes land (TMA boxes of 128-byte rows, or cp.async) in the upper half of its 72 KB stage, on
+// the stage's `raw` mbarrier; the producer waits for them and widens them in place to the 16-bit
+// swizzled layout (in address order, named barriers between the phases), then arrives on
+// `full`. The consumers, the ring and the plan are the 16-bit kernel's. The latent's values
+// widen exactly; the scales fold into the score scale and the output (launcher.cuh run), the
+// rope block alone is multiplied (kpe_scale / ckv_scale). A tile is widened just before the
+// producer waits for the next free stage, so the next tile's loads go out only after it.
+// H100 (logs/sm90_s41_2026-11-28 run 5; the 16-bit kernel and fa3 on the bf16 cache, same
+// process): the memory-bound rows 1.21-1.25x fa3 (1.2x the 16-bit kernel: half the bytes), the
+// middle H=16 rows equal, the compute rows 0.85-0.92x fa3 (0.8x the 16-bit kernel: the widening
+// is ~22 instructions a 16-byte chunk on the producer's warps, beside the consumers', and the
+// loads of the next tile wait for it). The next steps: issue the next tile's loads while a tile
+// is widened (a warp of its own for the issue), or feed the score GEMM e4m3 operands directly.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
@@ -1449,7 +1454,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     produce<T, TKv>(plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty,
                     empty + kStages + 3);
   } else {
-    setmaxnreg_inc<kConsumerRegs>();
+    setmaxnreg_inc<std::is_same<TKv, KvE4m3>::value ? kConsumerRegsE4m3 : kConsumerRegs>();
     consume<T, kQTma, kEarlyQ, std::is_same<TKv, KvE4m3>::value>(plan, args, kvm, qmaps, start,
                                                                  smem, full, empty);
   }
