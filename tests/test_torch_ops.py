@@ -260,6 +260,32 @@ def test_compile_fullgraph_wrapper_run_cpu(cpu_kernels):
     torch.testing.assert_close(compiled(q, cache), eager)
 
 
+def test_compile_fp8_cache_scales_reach_the_kernel_cpu(cpu_kernels):
+    """An fp8 cache's ckv_scale / kpe_scale go through torch.ops.mla_wrapper.run: wrapper.run
+    under torch.compile(fullgraph=True) passes them to the kernel call (the reference on the
+    dequantized cache stands in for it) and matches the eager result; other scales give another
+    output (so they are not dropped on the way)."""
+    w, q, cache = planned_cpu_wrapper(kv_lens=(5, 70, 33), heads=8)
+    cache8 = (cache.float() * 2).to(torch.float8_e4m3fn)
+
+    def step(q, cache8, cs, ks):
+        return w.run(q[..., :512], q[..., 512:], cache8[..., :512], cache8[..., 512:],
+                     ckv_scale=cs, kpe_scale=ks)
+
+    torch._dynamo.reset()
+    explain = torch._dynamo.explain(step)(q, cache8, 0.37, 1.9)
+    assert explain.graph_break_count == 0, explain.break_reasons
+    ref, _ = mla_attention(q[..., :512], q[..., 512:], cache8[..., :512].float() * 0.37,
+                           cache8[..., 512:].float() * 1.9, w.qo_indptr, w.kv_indptr,
+                           w.kv_indices, w.kv_len, 16, False, SM_SCALE)
+    compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    out = compiled(q, cache8, 0.37, 1.9)
+    assert rel_error(out, ref) < 1e-2
+    other = torch_ops.run(w, q[..., :512], q[..., 512:], cache8[..., :512], cache8[..., 512:],
+                          ckv_scale=0.5, kpe_scale=1.9)
+    assert rel_error(other, ref) > 1e-2
+
+
 def test_compile_fullgraph_merges_cpu(cpu_kernels):
     def f(v_a, s_a, v_b, s_b, out, lse):
         v, s = torch_ops.merge_state(v_a, s_a, v_b, s_b)
