@@ -3,7 +3,7 @@ torch.float8_e4m3fn paged cache, with FlashInfer's keyword-only run(ckv_scale=, 
 (real value = quantized value x scale, default 1.0).
 
 CPU tests: backend selection (why_not / resolve), the kernel spec and warmup specs, run()'s
-signature. A compile test builds the bf16-q / e4m3-KV library for sm_90a (nvcc, no GPU).
+signature (the e4m3 library's compile test is test_sm90_backend.py::test_compile_sm90_bf16).
 GPU tests (Hopper only; they skip elsewhere, except the ones checking that other GPUs refuse an
 fp8 cache) compare against reference.mla_attention on the dequantized cache
 (cache.float() * scale), with NaN-poisoned outputs, as tests/test_wrapper.py does.
@@ -20,7 +20,8 @@ import torch
 from conftest import HAS_CUDA
 from mla_wrapper import backends
 from mla_wrapper.reference import mla_attention, rel_error
-from test_wrapper import SM_SCALE, TOL, capture_graph, make_batch, plan_run_check
+from test_wrapper import (SM_SCALE, TOL, capture_graph, make_batch, new_wrapper,  # noqa: F401
+                          plan_run_check, workspace)
 
 FP8 = torch.float8_e4m3fn
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -160,62 +161,6 @@ def test_run_takes_keyword_only_scales():
         assert params[name].default is None, name
 
 
-# -------------------------------------------------------------------------- compile test
-@pytest.mark.compile
-def test_compile_sm90_bf16_q_fp8_kv():
-    """Build the bf16-q / e4m3-KV sm90 library for sm_90a and load it (no GPU needed), as
-    test_sm90_backend.py::test_compile_sm90_bf16 does the 16-bit one: no serialized wgmma, no
-    injected waits, no spills; its compiled constants; its launcher rejects a bad plan by name
-    before any CUDA call."""
-    import ctypes
-
-    from mla_wrapper import workspace as ws
-    from mla_wrapper.backends import sm90
-    from mla_wrapper.jit import KernelError, build, load
-
-    spec = sm90.spec(torch.bfloat16, "sm_90a", kv_dtype=FP8)
-    path = build(spec)
-    assert path.exists()
-    log = (path.parent / "build.log").read_text()
-    assert "serialized" not in log and "injected" not in log, log
-    # (every ptxas spill count, stores and loads, must be 0)
-    spills = [int(n) for n in re.findall(r"(\d+) bytes spill", log)]
-    assert not any(spills), log
-    mod = load(spec)
-    cfg = sm90.kernel_config(mod)
-    assert (cfg["rows_per_tile"], cfg["kv_tile"]) == (sm90.ROWS_PER_TILE, sm90.KV_TILE)
-    assert (cfg["head_dim_ckv"], cfg["head_dim_kpe"]) == (512, 64)
-    assert cfg["threads"] == 384 and cfg["stages"] >= 2
-    assert 200_000 < cfg["smem_bytes"] <= 232448    # fits an H100/H200 block (227 KB)
-
-    plan, args = ws.MlaPlanStruct(), ws.MlaRunArgsStruct()
-    for name in ("cta_work_indptr", "work_info", "request_info", "counts"):
-        setattr(plan, name, 4096)
-    plan.num_ctas, plan.rows_per_tile, plan.kv_tile = 1, 32, sm90.KV_TILE
-    for name in ("q_nope", "q_pe", "ckv", "kpe", "out", "kv_indices"):
-        setattr(args, name, 4096)
-    args.num_heads, args.page_size, args.sm_scale = 16, 64, 0.07
-    args.ckv_scale, args.kpe_scale = 1.0, 1.0
-    run = lambda: sm90.launch(mod, ctypes.addressof(plan), ctypes.addressof(args), 0)  # noqa: E731
-    with pytest.raises(KernelError, match="rows_per_tile must be 64"):
-        run()
-    plan.rows_per_tile = sm90.ROWS_PER_TILE
-    plan.kv_tile = 32
-    with pytest.raises(KernelError, match="kv_tile must be a positive multiple of 64"):
-        run()
-    plan.kv_tile = sm90.KV_TILE
-    # an e4m3 cache's strides: multiples of 16 elements (8 passes the 16-bit check)
-    args.ckv_stride_token = 8
-    with pytest.raises(KernelError, match=r"ckv\.stride\(1\)"):
-        run()
-    args.ckv_stride_token = 576
-    args.ckv_scale = 0.0
-    with pytest.raises(KernelError, match="ckv_scale"):
-        run()
-    # (stop here: with valid arguments the next step is a launch on these made-up addresses)
-
-
-# ------------------------------------------------------------------------------ GPU helpers
 def _fp8_values(shape, values, g):
     """An e4m3 tensor (CPU): 'randn': (randn x 2) rounded to e4m3 (never all zeros);
     'full': every e4m3 code but NaN drawn uniformly (subnormals up to +-448)."""
@@ -305,17 +250,6 @@ def plan_run_check_fp8(w, b, causal, poison):
                  **scales(b))
     assert o is out and l is lse
     check_fp8(b, out, lse, causal)
-
-
-@pytest.fixture(scope="module")
-def workspace():
-    return torch.empty(128 << 20, dtype=torch.uint8, device="cuda")
-
-
-def new_wrapper(workspace, **kw):
-    from mla_wrapper import BatchMLAPagedAttentionWrapper
-
-    return BatchMLAPagedAttentionWrapper(workspace, **kw)
 
 
 # -------------------------------------------------------------------------------- GPU grid

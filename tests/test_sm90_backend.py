@@ -119,16 +119,19 @@ def test_warmup_counts_an_unnameable_spec_as_to_build():
 
 
 @pytest.mark.compile
-def test_compile_sm90_bf16():
-    """Build the sm90 library for sm_90a, load it (no GPU needed: nothing below touches CUDA)
-    and check its compiled constants against this module's mirror, then that its launcher
-    rejects bad plans / arguments by name before any CUDA call."""
+@pytest.mark.parametrize("kv_dtype", [None, "fp8_e4m3"])
+def test_compile_sm90_bf16(kv_dtype):
+    """Build the sm90 library for sm_90a (bf16 queries; a bf16 cache, or an fp8 e4m3 one), load
+    it (no GPU needed: nothing below touches CUDA) and check its compiled constants against this
+    module's mirror, then that its launcher rejects bad plans / arguments by name before any
+    CUDA call."""
     import ctypes
+    import re
 
     from mla_wrapper import workspace as ws
     from mla_wrapper.jit import KernelError, build, load
 
-    spec = sm90.spec("bf16", "sm_90a")
+    spec = sm90.spec("bf16", "sm_90a", kv_dtype=kv_dtype)
     path = build(spec)
     assert path.exists()
     log = (path.parent / "build.log").read_text()
@@ -138,7 +141,7 @@ def test_compile_sm90_bf16():
     # or injects waits (C7517): the kernel would still be right and much slower. Spills would
     # cost the same way.
     assert "serialized" not in log and "injected" not in log, log
-    assert "bytes spill" not in log or "0 bytes spill" in log, log
+    assert not any(int(n) for n in re.findall(r"(\d+) bytes spill", log)), log
     mod = load(spec)
     cfg = sm90.kernel_config(mod)
     assert (cfg["rows_per_tile"], cfg["kv_tile"]) == (sm90.ROWS_PER_TILE, sm90.KV_TILE)
@@ -168,6 +171,16 @@ def test_compile_sm90_bf16():
     args.ckv_stride_page = 3
     with pytest.raises(KernelError, match="ckv.stride"):
         run()
+    if kv_dtype is not None:
+        # an e4m3 cache's strides: multiples of 16 elements (8 passes the 16-bit check); its
+        # scales finite and > 0. (Stop there: valid arguments would launch on made-up addresses.)
+        args.ckv_stride_page, args.ckv_stride_token = 64 * 576, 8
+        with pytest.raises(KernelError, match=r"ckv\.stride\(1\)"):
+            run()
+        args.ckv_stride_token = 576
+        args.ckv_scale = 0.0
+        with pytest.raises(KernelError, match="ckv_scale"):
+            run()
 
 
 def test_make_impl_and_family_lookup():
