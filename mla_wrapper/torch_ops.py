@@ -18,9 +18,10 @@ Importing this module registers the ops (``import mla_wrapper`` alone stays torc
 
 Ops (schemas in ``_SCHEMAS``; mutated arguments are declared with ``(a!)``):
 
-- ``run(handle, q_nope, q_pe, ckv_cache, kpe_cache, out!, lse!?, return_lse_base_on_e)``: the
-  planned state of a wrapper travels as an int handle (``register(wrapper)``); out/lse are
-  written in place. ``mla_wrapper.torch_ops.run`` allocates them when not given.
+- ``run(handle, q_nope, q_pe, ckv_cache, kpe_cache, out!, lse!?, return_lse_base_on_e,
+  ckv_scale?, kpe_scale?)``: the planned state of a wrapper travels as an int handle
+  (``register(wrapper)``); out/lse are written in place (``mla_wrapper.torch_ops.run``
+  allocates them when not given); the scales are an fp8 cache's (``wrapper.run``'s keywords).
 - ``merge_state`` / ``merge_state_v2(v_a, s_a, v_b, s_b) -> (v, s)`` and the ``*_out``
   variants writing ``v_merged!`` / ``s_merged!``.
 - ``merge_attn_states(output!, prefix_output, prefix_lse, suffix_output, suffix_lse,
