@@ -457,16 +457,11 @@ __device__ __forceinline__ void sts128(uint32_t addr, uint4 v) {
                "r"(v.z), "r"(v.w)
                : "memory");
 }
-// between(): called by every thread after each of the phases' barriers (the producer issues
-// the next tile's TMA boxes there as soon as its stage is free: produce).
-template <typename T, typename Between>
+template <typename T>
 __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint32_t parity,
-                                             uint64_t* full, float rope_scale, int tid,
-                                             Between between) {
-  between();
+                                             uint64_t* full, float rope_scale, int tid) {
   if (tid < 32) mbar_wait(raw, parity);
   named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
-  between();
   const int c = tid % 8, t = tid / 8;
   const uint32_t src0 = stage + kRawOffset + t * kRawRowBytes + c * 8;
   const uint32_t dst0 = stage + t * kRowBytes + ((c ^ (t % 8)) << 4);
@@ -489,22 +484,18 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
 #pragma unroll
   for (int b = 0; b < 4; ++b) widen(b);        // 16-bit blocks 0-3
   named_barrier(kBarWiden, kProducerThreads);  // e4m3 blocks 0-3 read by every thread
-  between();
   widen(4);
   widen(5);
   named_barrier(kBarWiden, kProducerThreads);  // blocks 4-5's e4m3 bytes read
-  between();
   widen(6);
 #pragma unroll
   for (int k = 0; k < 4; ++k) r[k] = lds64(src(28 + k));  // block 7's
   named_barrier(kBarWiden, kProducerThreads);  // blocks 6-7's read
-  between();
 #pragma unroll
   for (int k = 0; k < 4; ++k) sts128(dst(28 + k), widen_e4m3x8<T>(r[k]));
 #pragma unroll
   for (int k = 0; k < 4; ++k) r[k] = lds64(src(32 + k));  // the rope block's
   named_barrier(kBarWiden, kProducerThreads);  // the rope block's read
-  between();
 #pragma unroll
   for (int k = 0; k < 4; ++k) sts128(dst(32 + k), widen_e4m3x8<T, true>(r[k], rope_scale));
   // (before the arrival: the consumers' wgmma reads and the stage's next TMA writes are
@@ -559,17 +550,16 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const uint32_t issuer_dst = issuer_tok * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   int pending = -1;  // e4m3: the tile issued last, not widened yet
-  auto widen_pending = [&](auto between) {
+  auto widen_pending = [&]() {
     if constexpr (kE4m3) {
       if (pending >= 0) {
         const int st = pending % kStages;
         dequant_tile<T>(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
-                        &full[st], args.kpe_scale, tid, between);
+                        &full[st], args.kpe_scale, tid);
         pending = -1;
       }
     }
   };
-  auto nothing = []() {};
   const FastDiv pages(args.page_size);  // token -> page, offset in the page
   // Everything above reads the plan only (uploaded before the previous kernel ran); the page
   // table, the cache and the gather mode's indices may come from the previous kernel.
@@ -627,28 +617,23 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
       const int stage = seq % kStages;
       const int pg = page_of_pass(page, issuer_pass);
-      // A paced CTA's boxes hold maps.paced_rows tokens, all 9 column blocks of a group before
-      // the next group (see launcher.cuh kv_paced_rows); a paced item has it < kPacedMaxTiles
-      // <= 32 tiles: a bit of paced_tile_mask each.
-      if constexpr (kE4m3) {
-        // The e4m3 bytes: the latent in one 4-D box (or 4 boxes of 128 columns a token group),
-        // then the rope columns. Thread 0 (an issuer) issues its boxes between the phases of the
-        // previous tile's widening as soon as this tile's stage is free, so that a tile's loads
-        // need not wait for the widening before them (the other issuers' boxes and every
-        // arrival follow after it).
-        auto issue = [&]() {
-          const uint32_t dst_stage = kv_smem + stage * kKvStageBytes + kRawOffset;
-          mbar_arrive_expect_tx(&landed[stage], issuer_bytes);
-          const bool pt = paced && (maps.paced_tile_mask >> it & 1u);
-          const CUtensorMap* kpe_map = pt ? &maps.kpe_paced : &maps.kpe;
-          if (maps.wide && !pt) {
-            tma_load_4d(dst_stage, &maps.ckv_wide, &landed[stage], 0, tile_off, 0, pg, policy);
-            tma_load_3d(dst_stage + kRawRopeOffset, kpe_map, &landed[stage], 0, tile_off, pg,
-                        policy);
-            return;
-          }
-          const CUtensorMap* ckv_map = pt ? &maps.ckv_paced : &maps.ckv;
-          const int rows = pt ? maps.paced_rows : box;
+      widen_pending();
+      wait_stage();
+      const uint32_t dst_stage = kv_smem + stage * kKvStageBytes + kLoadOffset;
+      if (tma_issuer) {
+        mbar_arrive_expect_tx(&landed[stage], issuer_bytes);
+        // A paced CTA's boxes hold maps.paced_rows tokens, all 9 column blocks of a group
+        // before the next group (see launcher.cuh kv_paced_rows).
+        // (a paced item has it < kPacedMaxTiles <= 32 tiles: one bit each)
+        const bool paced_tile = paced && (maps.paced_tile_mask >> it & 1u);
+        const CUtensorMap* ckv_map = paced_tile ? &maps.ckv_paced : &maps.ckv;
+        const CUtensorMap* kpe_map = paced_tile ? &maps.kpe_paced : &maps.kpe;
+        const int rows = paced_tile ? maps.paced_rows : box;
+        if (maps.wide && !paced_tile) {  // the latent's 8 (e4m3: 4) blocks in one box, then rope
+          tma_load_4d(dst_stage, &maps.ckv_wide, &landed[stage], 0, tile_off, 0, pg, policy);
+          tma_load_3d(dst_stage + (kE4m3 ? kRawRopeOffset : (kColBlocks - 1) * kKvBlockBytes),
+                      kpe_map, &landed[stage], 0, tile_off, pg, policy);
+        } else if constexpr (kE4m3) {
           for (int r0 = 0; r0 < box; r0 += rows) {
             const int tok = issuer_tok + r0;
 #pragma unroll
@@ -658,45 +643,19 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
             tma_load_3d(dst_stage + kRawRopeOffset + tok * kRawRopeRowBytes, kpe_map,
                         &landed[stage], 0, tile_off + r0, pg, policy);
           }
-        };
-        bool early = false;
-        widen_pending([&]() {
-          if (tid == 0 && !early &&
-              (seq < kStages || mbar_test(&empty[stage], ((seq / kStages) - 1) & 1))) {
-            issue();
-            early = true;
-          }
-        });
-        wait_stage();
-        if (tma_issuer && !early) issue();
-        if (!tma_issuer) mbar_arrive(&landed[stage]);
-      } else {
-        wait_stage();
-        const uint32_t dst_stage = kv_smem + stage * kKvStageBytes;
-        if (tma_issuer) {
-          mbar_arrive_expect_tx(&landed[stage], issuer_bytes);
-          const bool pt = paced && (maps.paced_tile_mask >> it & 1u);
-          const CUtensorMap* ckv_map = pt ? &maps.ckv_paced : &maps.ckv;
-          const CUtensorMap* kpe_map = pt ? &maps.kpe_paced : &maps.kpe;
-          const int rows = pt ? maps.paced_rows : box;
-          if (maps.wide && !pt) {  // the latent's 8 blocks in one box, then rope
-            tma_load_4d(dst_stage, &maps.ckv_wide, &landed[stage], 0, tile_off, 0, pg, policy);
-            tma_load_3d(dst_stage + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &landed[stage],
-                        0, tile_off, pg, policy);
-          } else {
-            for (int r0 = 0; r0 < box; r0 += rows) {
-              const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
-#pragma unroll
-              for (int b = 0; b < kColBlocks - 1; ++b)
-                tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &landed[stage], b * kBlockCols,
-                            tile_off + r0, pg, policy);
-              tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &landed[stage], 0,
-                          tile_off + r0, pg, policy);
-            }
-          }
         } else {
-          mbar_arrive(&landed[stage]);
+          for (int r0 = 0; r0 < box; r0 += rows) {
+            const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
+#pragma unroll
+            for (int b = 0; b < kColBlocks - 1; ++b)
+              tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &landed[stage], b * kBlockCols,
+                          tile_off + r0, pg, policy);
+            tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &landed[stage], 0,
+                        tile_off + r0, pg, policy);
+          }
         }
+      } else {
+        mbar_arrive(&landed[stage]);
       }
       if (kE4m3) pending = seq;
 #if MLAW_SM90_TRACE >= 2  // the producer waits for each tile it issued, so the consumers wait
@@ -735,7 +694,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         kpe_row[p] = kE4m3 ? reinterpret_cast<const T*>(static_cast<const char*>(args.kpe) + kpe_e)
                            : kpe + kpe_e;
       }
-      widen_pending(nothing);
+      widen_pending();
       wait_stage();
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes + kLoadOffset;
 #pragma unroll
@@ -767,7 +726,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       if (kE4m3) pending = seq;
     }
   }
-  widen_pending(nothing);
+  widen_pending();
   cp_async_wait<0>();
 }
 
