@@ -120,8 +120,10 @@
 // process): the memory-bound rows 1.21-1.25x fa3 (1.2x the 16-bit kernel: half the bytes), the
 // middle H=16 rows equal, the compute rows 0.85-0.92x fa3 (0.8x the 16-bit kernel: the widening
 // is ~22 instructions a 16-byte chunk on the producer's warps, beside the consumers', and the
-// loads of the next tile wait for it). The next steps: issue the next tile's loads while a tile
-// is widened (a warp of its own for the issue), or feed the score GEMM e4m3 operands directly.
+// loads of the next tile wait for it). Issuing the next tile's boxes from thread 0 between the
+// widening's phases, once its stage was free, ran every fp8 row slower (0.93-0.97x; run 9,
+// early_issue.patch there). Next steps: fewer instructions a chunk (fp16 operands for the
+// score and P V GEMMs would take the e4m3 -> f16 cvt alone), or a warp of its own for the issue.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
