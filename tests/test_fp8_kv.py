@@ -173,23 +173,13 @@ def _fp8_values(shape, values, g):
 
 def make_fp8_batch(kv_lens, qo_len, heads, page_size, dtype, layout="fused", seed=0,
                    ckv_scale=None, kpe_scale=None, values="randn", device="cuda"):
-    """Random inputs over an e4m3 cache, pages of every request scattered over the cache.
-    layout: 'fused' (views of one [P, page_size, 576] buffer), 'separate' (two contiguous
+    """test_wrapper.make_batch's inputs (pages of every request scattered over the cache) over
+    an e4m3 cache instead of its 16-bit one. layout: 'fused' (views of one [P, page_size, 576] buffer), 'separate' (two contiguous
     tensors) or 'padded' (views of a [P, page_size + 1, 640] buffer whose padding holds e4m3
     NaNs: a read outside the rows shows). Scales None: run() gets no scale (1.0)."""
-    g = torch.Generator().manual_seed(seed)
-    B = len(kv_lens)
-    lens = torch.tensor(kv_lens, dtype=torch.int32)
-    pages = (lens + page_size - 1) // page_size
-    kv_indptr = torch.zeros(B + 1, dtype=torch.int32)
-    kv_indptr[1:] = torch.cumsum(pages, 0)
-    total = int(kv_indptr[-1])
-    num_pages = total + 3
-    kv_indices = torch.randperm(num_pages, generator=g)[:total].to(torch.int32)
-    qo_lens = [qo_len] * B if isinstance(qo_len, int) else list(qo_len)
-    qo_indptr = torch.zeros(B + 1, dtype=torch.int32)
-    qo_indptr[1:] = torch.cumsum(torch.tensor(qo_lens, dtype=torch.int32), 0)
-    T = int(qo_indptr[-1])
+    b = make_batch(kv_lens, qo_len, heads, page_size, dtype, seed=seed, device=device)
+    g = torch.Generator().manual_seed(seed + 1)
+    num_pages = b["ckv"].shape[0]
     cache = _fp8_values((num_pages, page_size, 576), values, g).to(device)
     if layout == "fused":
         ckv, kpe = cache[..., :512], cache[..., 512:]
@@ -202,11 +192,8 @@ def make_fp8_batch(kv_lens, qo_len, heads, page_size, dtype, layout="fused", see
         ckv, kpe = buf[:, :page_size, :512], buf[:, :page_size, 512:576]
     else:
         raise ValueError(layout)
-    q = torch.randn(T, heads, 576, generator=g).to(dtype).to(device)
-    return dict(qo_indptr=qo_indptr, kv_indptr=kv_indptr, kv_indices=kv_indices.to(device),
-                kv_len=lens, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe,
-                heads=heads, page_size=page_size, dtype=dtype, ckv_scale=ckv_scale,
-                kpe_scale=kpe_scale)
+    b.update(ckv=ckv, kpe=kpe, ckv_scale=ckv_scale, kpe_scale=kpe_scale)
+    return b
 
 
 def scales(b):
