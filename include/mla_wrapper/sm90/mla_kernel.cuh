@@ -116,14 +116,15 @@
 // widen exactly; the scales fold into the score scale and the output (launcher.cuh run), the
 // rope block alone is multiplied (kpe_scale / ckv_scale). A tile is widened just before the
 // producer waits for the next free stage, so the next tile's loads go out only after it.
-// H100 (logs/sm90_s41_2026-11-28 run 5; the 16-bit kernel and fa3 on the bf16 cache, same
-// process): the memory-bound rows 1.21-1.25x fa3 (1.2x the 16-bit kernel: half the bytes), the
-// middle H=16 rows equal, the compute rows 0.85-0.92x fa3 (0.8x the 16-bit kernel: the widening
-// is ~22 instructions a 16-byte chunk on the producer's warps, beside the consumers', and the
-// loads of the next tile wait for it). Issuing the next tile's boxes from thread 0 between the
-// widening's phases, once its stage was free, ran every fp8 row slower (0.93-0.97x; run 9,
-// early_issue.patch there). Next steps: fewer instructions a chunk (fp16 operands for the
-// score and P V GEMMs would take the e4m3 -> f16 cvt alone), or a warp of its own for the issue.
+// H100 (logs/sm90_s41_2026-11-28 run 6; the 16-bit kernel and fa3 on the bf16 cache, same
+// process): the memory-bound rows 1.18-1.22x fa3 (1.2x the 16-bit kernel: half the bytes), the
+// middle H=16 rows about equal, the compute rows 0.80-0.91x fa3 (0.8x the 16-bit kernel: the
+// widening is ~22 instructions a 16-byte chunk on the producer's warps, beside the consumers',
+// and the loads of the next tile wait for it). Issuing the next tile's boxes from thread 0
+// between the widening's phases, once its stage was free, ran every fp8 row slower
+// (0.93-0.97x; run 9, early_issue.patch there). Next steps: fewer instructions a chunk (fp16
+// operands for the score and P V GEMMs would leave the e4m3 -> f16 cvt alone), or a warp of its
+// own for the issue.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
@@ -440,11 +441,11 @@ constexpr bool kKvFirstMultiTile = MLAW_SM90_KV_FIRST_MULTI_TILE != 0;
 // landed (on `raw`): 16-byte chunk j of this thread (j = 0..35: column block j / 4, token
 // tid / 8 + 16 (j % 4), 8 columns from 8 (tid % 8)) is read as 8 bytes from the stage's e4m3
 // area (config.h kRawOffset) and written as 8 16-bit values to its swizzled place, then every
-// thread arrives on `full`. The latent's values go over exactly; the cache's scales are folded into the score
-// scale and the output (launcher.cuh run), except the rope block's ratio kpe_scale / ckv_scale
-// (args.kpe_scale as the kernel gets it). The blocks go in order of address, a block's 4 chunks
-// of a thread in flight at a time; a block's 16-bit rows land only over e4m3 bytes that every
-// thread has read (named barriers between the phases): 16-bit blocks 0-3 lie below the e4m3
+// thread arrives on `full`. The latent's values go over exactly; the cache's scales are folded
+// into the score scale and the output (launcher.cuh run), except the rope block's ratio
+// kpe_scale / ckv_scale (args.kpe_scale as the kernel gets it). The blocks go in order of
+// address, a block's 4 chunks of a thread in flight at a time; a block's 16-bit rows land only
+// over e4m3 bytes that every thread has read (named barriers between the phases): 16-bit blocks 0-3 lie below the e4m3
 // bytes, blocks 4-5 cover the sources of blocks 0-3 (latent boxes 0-1), block 6 those of 2-5,
 // block 7 those of 4-7 (so block 7's own bytes are read before its barrier), block 8 (the rope
 // columns) those of 6-7 and its own.
