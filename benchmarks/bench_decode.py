@@ -134,29 +134,21 @@ def fp8_cache(c):
     return c["cache_fp8"]
 
 
-def runner_ours(backend, c, ws):
+def runner_ours(backend, c, ws, fp8=False):
+    """Our wrapper on the case's tensors; fp8: over an e4m3 copy of its cache (views of one
+    [pages, page, 576] fp8 buffer, same page table), scales 1.0 passed explicitly."""
     w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
     causal = c["qo_len"] > 1
     w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], c["H"], 512, 64,
-           c["page_size"], causal, SM_SCALE, torch.bfloat16, torch.bfloat16)
+           c["page_size"], causal, SM_SCALE, torch.bfloat16,
+           torch.float8_e4m3fn if fp8 else torch.bfloat16)
+    ckv, kpe, scales = c["ckv"], c["kpe"], {}
+    if fp8:
+        cache = fp8_cache(c)
+        ckv, kpe, scales = cache[..., :512], cache[..., 512:], {"ckv_scale": 1.0, "kpe_scale": 1.0}
     out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=ws.device)
     lse = torch.empty(c["q_nope"].shape[:2], dtype=torch.float32, device=ws.device)
-    return lambda: w.run(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], out=out, lse=lse), out
-
-
-def runner_ours_fp8(backend, c, ws):
-    """Our wrapper over an e4m3 copy of the case's cache (views of one [pages, page, 576] fp8
-    buffer, same page table), bf16 q and out, scales 1.0 passed explicitly."""
-    w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
-    causal = c["qo_len"] > 1
-    w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], c["H"], 512, 64,
-           c["page_size"], causal, SM_SCALE, torch.bfloat16, torch.float8_e4m3fn)
-    cache = fp8_cache(c)
-    ckv, kpe = cache[..., :512], cache[..., 512:]
-    out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=ws.device)
-    lse = torch.empty(c["q_nope"].shape[:2], dtype=torch.float32, device=ws.device)
-    return lambda: w.run(c["q_nope"], c["q_pe"], ckv, kpe, out=out, lse=lse, ckv_scale=1.0,
-                         kpe_scale=1.0), out
+    return lambda: w.run(c["q_nope"], c["q_pe"], ckv, kpe, out=out, lse=lse, **scales), out
 
 
 def runner_flashinfer(fi_backend, c, ws):
@@ -210,7 +202,7 @@ def runner_flashmla(c, ws):
 RUNNERS = {
     "sm80": lambda c, ws: runner_ours("sm80", c, ws),
     "sm90": lambda c, ws: runner_ours("sm90", c, ws),
-    "sm90_fp8": lambda c, ws: runner_ours_fp8("sm90", c, ws),
+    "sm90_fp8": lambda c, ws: runner_ours("sm90", c, ws, fp8=True),
     "fi_fa2": lambda c, ws: runner_flashinfer("fa2", c, ws),
     "fi_fa3": lambda c, ws: runner_flashinfer("fa3", c, ws),
     "flashmla": runner_flashmla,

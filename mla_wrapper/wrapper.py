@@ -194,12 +194,8 @@ class BatchMLAPagedAttentionWrapper:
             self._impl = backends.make_impl(name, self)
         if self._use_cuda_graph:
             kv_indices = self._stage_graph_kv_indices(kv_indices)
-        if kv_data_type is torch.float8_e4m3fn:   # (only sm90 serves it: backends.why_not)
-            self._impl.plan(qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal,
-                            float(sm_scale), q_data_type, kv_data_type)
-        else:
-            self._impl.plan(qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal,
-                            float(sm_scale), q_data_type)
+        self._impl.plan(qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal,
+                        float(sm_scale), q_data_type, kv_data_type)
         self._planned = (num_tokens, num_heads, q_data_type, kv_data_type, page_size,
                          torch.Size((num_tokens, num_heads, HEAD_DIM_CKV)),
                          torch.Size((num_tokens, num_heads, HEAD_DIM_KPE)))

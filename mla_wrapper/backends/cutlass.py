@@ -512,7 +512,9 @@ class CutlassKernel:
         self.name = name
         self.wrapper = wrapper
 
-    def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype):
+    def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype,
+             kv_dtype=None):
+        # (kv_dtype is q's here: backends.why_not refuses the wrapper's fp8 cache for cutlass)
         import numpy as np  # noqa: PLC0415
         import torch  # noqa: PLC0415
 

@@ -30,13 +30,13 @@ DTYPE_NAMES = {"bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
                "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16"}
 # An fp8 (e4m3) KV cache, for a family that widens it in its kernel (FamilyABI kv_fp8: sm90)
 FP8_KV_NAMES = frozenset({"fp8_e4m3", "float8_e4m3fn", "torch.float8_e4m3fn", "e4m3"})
+CONFIG_KEYS = ("rows_per_tile", "kv_tile", "head_dim_ckv", "head_dim_kpe", "smem_bytes",
+               "threads", "kernel_kv_tile", "stages")
 
 
 def is_fp8_kv(kv_dtype) -> bool:
     """Whether kv_dtype (a torch dtype or a name) names an fp8 e4m3 cache."""
     return kv_dtype is not None and str(kv_dtype) in FP8_KV_NAMES
-CONFIG_KEYS = ("rows_per_tile", "kv_tile", "head_dim_ckv", "head_dim_kpe", "smem_bytes",
-               "threads", "kernel_kv_tile", "stages")
 
 
 class FamilyABI:
@@ -322,15 +322,12 @@ class PlannedKernel:
         a.page_size = page_size
         a.sm_scale = sm_scale
         a.causal = int(causal)
-        if is_fp8_kv(kv_dtype):   # (only a kv_fp8 family gets here: backends.why_not)
-            self.use_module((dtype, "e4m3"),
-                            lambda: self.family.spec(dtype, self.arch, device=self.wrapper.device,
-                                                     kv_dtype=kv_dtype),
-                            self.family.RUN_EXPORT)
-        else:
-            self.use_module(dtype, lambda: self.family.spec(dtype, self.arch,
-                                                            device=self.wrapper.device),
-                            self.family.RUN_EXPORT)
+        # an fp8 cache: its own library (only a kv_fp8 family gets one: backends.why_not)
+        fp8 = {"kv_dtype": kv_dtype} if is_fp8_kv(kv_dtype) else {}
+        self.use_module((dtype, "e4m3") if fp8 else dtype,
+                        lambda: self.family.spec(dtype, self.arch, device=self.wrapper.device,
+                                                 **fp8),
+                        self.family.RUN_EXPORT)
 
     def plan_and_upload(self, planner_key, make_planner, qo_h, kv_h, len_h):
         """Plan into a free staging slot with the planner for planner_key (made by
