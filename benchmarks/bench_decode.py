@@ -83,21 +83,22 @@ def case_lens(B, L, qo_len, g):
 # method's), "fp8kv" (the cache's values rounded to e4m3, as a bf16 cache dequantized from an
 # FP8 one holds: 3 mantissa bits), "uniform" (U[0, 1) for query and cache).
 DATA = ("randn", "fp8kv", "uniform")
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def make_data(shape, data, device, is_kv):
+def make_data(shape, data, device, is_kv, dtype=torch.bfloat16):
     if data not in DATA:
         raise ValueError(f"data must be one of {DATA}, got {data!r}")
     if data == "uniform":
-        return torch.rand(shape, dtype=torch.bfloat16, device=device)
-    t = torch.randn(shape, dtype=torch.bfloat16, device=device)
-    return t.to(torch.float8_e4m3fn).to(torch.bfloat16) if data == "fp8kv" and is_kv else t
+        return torch.rand(shape, dtype=dtype, device=device)
+    t = torch.randn(shape, dtype=dtype, device=device)
+    return t.to(torch.float8_e4m3fn).to(dtype) if data == "fp8kv" and is_kv else t
 
 
-def make_case(H, B, L, page_size, qo_len, device, seed, data="randn"):
-    """Random inputs (values drawn as `data` says, see DATA); pages in a random permutation of
-    the cache. L < 0: ragged lengths with mean |L|. Returns a dict of tensors and host index
-    arrays."""
+def make_case(H, B, L, page_size, qo_len, device, seed, data="randn", dtype=torch.bfloat16):
+    """Random inputs of element type `dtype` (bf16 or fp16; values drawn as `data` says, see
+    DATA); pages in a random permutation of the cache. L < 0: ragged lengths with mean |L|.
+    Returns a dict of tensors and host index arrays."""
     g = torch.Generator(device="cpu").manual_seed(seed)
     lens = case_lens(B, L, qo_len, g)
     pages_per = (lens + page_size - 1) // page_size
@@ -107,8 +108,8 @@ def make_case(H, B, L, page_size, qo_len, device, seed, data="randn"):
     kv_indices = torch.randperm(num_pages, generator=g).to(torch.int32)
     qo_indptr = torch.arange(B + 1, dtype=torch.int32) * qo_len
     T = B * qo_len
-    cache = make_data((num_pages, page_size, 576), data, device, is_kv=True)
-    q = make_data((T, H, 576), data, device, is_kv=False)
+    cache = make_data((num_pages, page_size, 576), data, device, is_kv=True, dtype=dtype)
+    q = make_data((T, H, 576), data, device, is_kv=False, dtype=dtype)
     return {
         "H": H, "B": B, "page_size": page_size, "qo_len": qo_len, "lens": lens,
         "qo_indptr": qo_indptr, "kv_indptr": kv_indptr, "kv_indices": kv_indices.to(device),
@@ -139,14 +140,14 @@ def runner_ours(backend, c, ws, fp8=False):
     [pages, page, 576] fp8 buffer, same page table), scales 1.0 passed explicitly."""
     w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
     causal = c["qo_len"] > 1
+    dt = c["q"].dtype
     w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], c["H"], 512, 64,
-           c["page_size"], causal, SM_SCALE, torch.bfloat16,
-           torch.float8_e4m3fn if fp8 else torch.bfloat16)
+           c["page_size"], causal, SM_SCALE, dt, torch.float8_e4m3fn if fp8 else dt)
     ckv, kpe, scales = c["ckv"], c["kpe"], {}
     if fp8:
         cache = fp8_cache(c)
         ckv, kpe, scales = cache[..., :512], cache[..., 512:], {"ckv_scale": 1.0, "kpe_scale": 1.0}
-    out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=ws.device)
+    out = torch.empty(c["q_nope"].shape, dtype=dt, device=ws.device)
     lse = torch.empty(c["q_nope"].shape[:2], dtype=torch.float32, device=ws.device)
     return lambda: w.run(c["q_nope"], c["q_pe"], ckv, kpe, out=out, lse=lse, **scales), out
 
@@ -158,10 +159,10 @@ def runner_flashinfer(fi_backend, c, ws):
     dev = ws.device
     causal = c["qo_len"] > 1
     w.plan(c["qo_indptr"].to(dev), c["kv_indptr"].to(dev), c["kv_indices"], c["lens"].to(dev),
-           c["H"], 512, 64, c["page_size"], causal, SM_SCALE, torch.bfloat16, torch.bfloat16)
+           c["H"], 512, 64, c["page_size"], causal, SM_SCALE, c["q"].dtype, c["q"].dtype)
     q_nope, q_pe = c["q_nope"].contiguous(), c["q_pe"].contiguous()
     ckv, kpe = c["ckv"], c["kpe"]
-    out = torch.empty(q_nope.shape, dtype=torch.bfloat16, device=dev)
+    out = torch.empty(q_nope.shape, dtype=q_nope.dtype, device=dev)
     return lambda: w.run(q_nope, q_pe, ckv, kpe, out=out), out
 
 
@@ -186,7 +187,7 @@ def runner_flashmla(c, ws):
     q = c["q"].view(B, qo, H, 576)
     cache = c["cache"].unsqueeze(2)
     seqlens = c["lens"].to(dev)
-    out = torch.empty(B, qo, H, 512, dtype=torch.bfloat16, device=dev)
+    out = torch.empty(B, qo, H, 512, dtype=q.dtype, device=dev)
     # FlashMLA's own view of the output: (B, kv heads = 1, qo_len x H rows, 512), token-major
     # rows: the same bytes as (B, qo_len, H, 512)
     out_rows = out.view(B, 1, qo * H, 512)
@@ -234,7 +235,7 @@ def reference_out(c, fp8=False):
     the cache rounded to e4m3 (as sm90_fp8 reads it, scales 1.0; e4m3 values are exact in
     bf16)."""
     if fp8:
-        cache = fp8_cache(c).to(torch.bfloat16)
+        cache = fp8_cache(c).to(c["cache"].dtype)
         ckv, kpe = cache[..., :512], cache[..., 512:]
     else:
         ckv, kpe = c["ckv"], c["kpe"]
@@ -274,6 +275,9 @@ def main():
                     "default and BENCHMARKS.md's method) or harness.clean_flush (clean lines)")
     ap.add_argument("--data", choices=DATA, default="randn",
                     help="value distribution of the query and cache (DATA; randn is the method's)")
+    ap.add_argument("--dtype", choices=tuple(DTYPES), default="bf16",
+                    help="element type of the query, the 16-bit cache and the output (the "
+                    "method's is bf16; sm90_fp8 reads an e4m3 copy of the cache either way)")
     args = ap.parse_args()
     if args.cost:
         from mla_wrapper import planner
@@ -304,7 +308,8 @@ def main():
         if time.time() - t_start > args.budget_s:
             print(f"# budget reached, skipped {len(grid) - i} cases")
             break
-        c = make_case(H, B, L, ps, qo, dev, seed=1000 + i, data=args.data)
+        c = make_case(H, B, L, ps, qo, dev, seed=1000 + i, data=args.data,
+                      dtype=DTYPES[args.dtype])
         flops, nbytes = flops_bytes(c)
         ref = None if args.no_check else reference_out(c)
         ref_fp8 = None      # made for the first fp8-cache runner (reference_out(c, fp8=True))
@@ -338,7 +343,7 @@ def main():
                    "tflops": flops / (ms * 1e-3) / 1e12, "gbs": run_bytes / (ms * 1e-3) / 1e9,
                    "rel_err": err, "graph_replay_us": graph_us, "cost": args.cost, "tag": args.tag,
                    "flush": args.flush, "graph_replay_flushed_us": graph_cold_us,
-                   "data": args.data}
+                   "data": args.data, "dtype": args.dtype}
             if n in FP8_KV:
                 rec.update(kv_dtype="fp8_e4m3", rel_err_bf16=err_bf16)
             writer.write(rec)
