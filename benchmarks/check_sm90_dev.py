@@ -50,9 +50,17 @@ def use_variant(w, flags):
 
     dt = "bf16" if w._plan_config[5] == torch.bfloat16 else "fp16"
     impl = w._impl
+    kv = w._plan_config[6] if w._plan_config[6] == torch.float8_e4m3fn else None
     spec = impl.family.spec(str(w._plan_config[5]).split(".")[-1], device_arch(w.device),
-                            device=w.device)
+                            device=w.device, kv_dtype=kv)
     use_build(impl, spec, impl.family.RUN_EXPORT, dt, flags)
+
+
+def fp8_copy(b):
+    """An e4m3 copy of batch b's cache as (ckv, kpe) views of one [P, page, 576] buffer, and the
+    run() scales its values mean (the timing and trace runs over an fp8 cache)."""
+    cache8 = torch.cat([b["ckv"], b["kpe"]], -1).to(torch.float8_e4m3fn)
+    return cache8[..., :512], cache8[..., 512:], {"ckv_scale": 1.0, "kpe_scale": 1.0}
 
 
 def check(backend, kv_lens, qo_len, heads, page_size, dtype, ws, variant="", fp8=False):
@@ -92,7 +100,8 @@ def main():
     ap.add_argument("--backend", default="sm90")
     ap.add_argument("--small", action="store_true", help="four small cases (compute-sanitizer)")
     ap.add_argument("--fp8", action="store_true", help="the checks over an fp8 (e4m3) cache "
-                    "with scales (sm90)")
+                    "with scales (sm90); the A/B timing, --trace, --spans and --profile of ours "
+                    "over an e4m3 copy of the cache")
     ap.add_argument("--variant", default="", help="extra nvcc flags: check that build, then "
                     "time it against the default one")
     ap.add_argument("--profile", nargs=3, type=int, metavar=("H", "B", "L"),
@@ -147,17 +156,21 @@ def main():
             torch.cuda.synchronize()
             print(f"profiled {args.backend} H={h} B={batch} L={length}")
             return
+        kv_dtype = torch.float8_e4m3fn if args.fp8 else torch.bfloat16
+
         def planned(b, buf):  # a wrapper planned for batch b (bf16 decode) on the variant
             pw = BatchMLAPagedAttentionWrapper(buf, backend=args.backend)
             pw.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64,
-                    args.page, False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+                    args.page, False, SM_SCALE, torch.bfloat16, kv_dtype)
             use_variant(pw, args.variant)
             return pw
 
         b = make_batch([length] * batch, 1, h, args.page, torch.bfloat16)
+        kv = fp8_copy(b) if args.fp8 else (b["ckv"], b["kpe"], {})
         w = planned(b, ws)
         if args.warm_code:
             warm_b = make_batch([64] * 132, 1, h, args.page, torch.bfloat16, seed=1)
+            warm_kv = fp8_copy(warm_b) if args.fp8 else (warm_b["ckv"], warm_b["kpe"], {})
             warm_w = planned(warm_b, torch.empty_like(ws))
         ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
         for i in range(3):
@@ -167,10 +180,10 @@ def main():
                 else:
                     torch.empty(256 << 20, dtype=torch.int8, device="cuda").zero_()
                 if args.warm_code:  # another plan's tiny run: the kernel's code back in L2
-                    warm_w.run(warm_b["q_nope"], warm_b["q_pe"], warm_b["ckv"], warm_b["kpe"])
+                    warm_w.run(warm_b["q_nope"], warm_b["q_pe"], *warm_kv[:2], **warm_kv[2])
                     read_spans(w)  # (its spans dropped: the read clears them)
             ev[0].record()
-            w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
+            w.run(b["q_nope"], b["q_pe"], *kv[:2], **kv[2])
             ev[1].record()
         torch.cuda.synchronize()
         if args.spans:
@@ -210,7 +223,7 @@ def main():
     print("checks skipped (--ab-only)" if args.ab_only else f"{bad} bad of {len(cases)}")
     if args.variant and not bad:
         ab_timing(args.backend, args.variant, ws, args.page, args.ab_cases, args.flush,
-                  args.preceded)
+                  args.preceded, args.fp8)
     sys.exit(1 if bad else 0)
 
 
@@ -345,6 +358,13 @@ def print_trace(w, what):
         ("producer issue -> scorer has tile", 15, 1, 0),
         ("scorer S done -> pv-wg PV done", 2, 13, 0),
     ]
+    if events > 29 and t[:, sel, 29].any():  # an e4m3 cache: its bytes' landing and widening
+        spans += [
+            ("e4m3: issue -> first box landed", 15, 27, 0),
+            ("e4m3: first box -> last box landed", 27, 28, 0),
+            ("e4m3: last box landed -> widened", 28, 29, 0),
+            ("e4m3: widened -> scorer has tile", 29, 1, 0),
+        ]
     print(f"trace {what}: median [p10, p90] clocks over CTAs 0-{ctas - 1}, tiles 2-{used - 3}")
     def show(name, d):
         print(f"  {name:48s} {int(np.median(d)):7d} [{int(np.percentile(d, 10)):7d}, "
@@ -557,11 +577,12 @@ def planner_cost_variant(variant):
         k: int(v) for k, v in (kv.split("=") for kv in variant[5:].split(","))})
 
 
-def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preceded=False):
+def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preceded=False,
+              fp8=False):
     """Median times (L2 flushed) of the default and the variant build on the same tensors, each
     the mean of two measurements taken in the order default, variant, variant, default.
     preceded: each timed call (and graph) is the query rows written by a copy kernel, as a
-    model's projection writes them, then run()."""
+    model's projection writes them, then run(). fp8: over an e4m3 copy of the cache."""
     from bench_decode import case_lens
     from harness import bench_graph_us, bench_ms
 
@@ -581,6 +602,7 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
         qo = qo[0] if qo else 1
         lens = case_lens(batch, length, qo, torch.Generator(device="cpu").manual_seed(0)).tolist()
         b = make_batch(lens, qo, h, page, torch.bfloat16)
+        ckv, kpe, scales = fp8_copy(b) if fp8 else (b["ckv"], b["kpe"], {})
         fns = []
         for flags in ("", variant):
             w = BatchMLAPagedAttentionWrapper(torch.empty_like(ws), backend=backend)
@@ -590,7 +612,8 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
                 planner._MODULE = other_planner
             try:
                 w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64,
-                       page, qo > 1, SM_SCALE, torch.bfloat16, torch.bfloat16)
+                       page, qo > 1, SM_SCALE, torch.bfloat16,
+                       torch.float8_e4m3fn if fp8 else torch.bfloat16)
             finally:
                 sm90.planner_cost = default_cost
                 planner._MODULE = default_planner
@@ -598,10 +621,10 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
             if preceded:
                 q_src = b["q_nope"].clone()
                 fns.append(lambda w=w, q_src=q_src: (b["q_nope"].copy_(q_src),
-                                                     w.run(b["q_nope"], b["q_pe"], b["ckv"],
-                                                           b["kpe"])))
+                                                     w.run(b["q_nope"], b["q_pe"], ckv, kpe,
+                                                           **scales)))
             else:
-                fns.append(lambda w=w: w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"]))
+                fns.append(lambda w=w: w.run(b["q_nope"], b["q_pe"], ckv, kpe, **scales))
         # A B B A: a long run heats the GPU and later timings of it come out slower (H100,
         # 2026-11-25: the same build 1114 against 1213 us at H=128 B=128 L=16384 in one run)
         times, graph, graph_flushed = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]
