@@ -301,6 +301,42 @@ def test_fp8_every_code(workspace, poison, dtype):
 
 
 @hopper
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("page_size", [64, 1])
+def test_fp8_nan_codes_propagate(workspace, poison, dtype, page_size):
+    """An e4m3 NaN code (0x7f / 0xff) reads as NaN, as the reference's dequantization does: the
+    kernel widens finite codes by integer moves (where a NaN would read as +-480) and a chunk
+    holding a NaN by the conversion instructions. Request 0 holds one in the latent (a column
+    both scores and values read), request 1 one in the rope columns: every output row of those
+    requests is NaN, with NaN lse; request 2's rows match the reference."""
+    b = make_fp8_batch([700, 300, 900], 1, 16, page_size, DTYPES[dtype], seed=31,
+                       ckv_scale=0.37, kpe_scale=1.9)
+    indptr = b["kv_indptr"].tolist()
+    pages = b["kv_indices"].cpu()
+
+    def put_nan(cache, req, token, col, code):
+        page = int(pages[indptr[req] + token // page_size])
+        cache.view(torch.uint8)[page, token % page_size, col] = code
+
+    put_nan(b["ckv"], 0, 5, 100, 0x7F)
+    put_nan(b["kpe"], 1, 250, 40, 0xFF)
+    w = new_wrapper(workspace, backend="sm90")
+    plan_fp8(w, b, False)
+    H = b["heads"]
+    out = poison(torch.empty(3, H, 512, dtype=b["dtype"], device="cuda"))
+    lse = poison(torch.empty(3, H, dtype=torch.float32, device="cuda"))
+    w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse, **scales(b))
+    assert torch.isnan(out[:2]).all() and torch.isnan(lse[:2]).all()
+    ref_o, ref_lse = mla_attention(
+        b["q_nope"], b["q_pe"], b["ckv"].float() * 0.37, b["kpe"].float() * 1.9, b["qo_indptr"],
+        b["kv_indptr"], b["kv_indices"], b["kv_len"], page_size, False, SM_SCALE)
+    assert torch.isnan(ref_o[:2]).all()  # (the reference agrees)
+    assert not torch.isnan(out[2]).any() and not torch.isnan(lse[2]).any()
+    assert rel_error(out[2], ref_o[2]) < TOL[b["dtype"]]
+    assert (lse[2].double() - ref_lse[2].to(lse.device).double()).abs().max() < LSE_ABS_TOL
+
+
+@hopper
 @pytest.mark.parametrize("layout,page_size", [("fused", 64), ("separate", 64), ("padded", 64),
                                               ("padded", 16), ("padded", 1)])
 def test_fp8_cache_layouts(workspace, poison, layout, page_size):

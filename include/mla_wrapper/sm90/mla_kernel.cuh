@@ -489,12 +489,27 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   };
   auto dst = [&](int j) { return dst0 + (j / 4) * kKvBlockBytes + (j % 4) * 16 * kRowBytes; };
   uint2 r[4];
+  // The 4 chunks of r as T values to chunks j0 .. j0 + 3, on the integer and FMA pipes
+  // (widen_e4m3x8_finite), or where one of them holds a NaN code, by the conversion
+  // instructions (widen_e4m3x8_cvt); kScaled: times rope_scale.
+  auto store = [&](int j0, auto scaled) {
+    constexpr bool kScaled = decltype(scaled)::value;
+    if (!(e4m3x8_has_nan(r[0]) | e4m3x8_has_nan(r[1]) | e4m3x8_has_nan(r[2]) |
+          e4m3x8_has_nan(r[3]))) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        sts128(dst(j0 + k), widen_e4m3x8_finite<T, kScaled>(r[k], rope_scale));
+    } else {
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        sts128(dst(j0 + k), widen_e4m3x8_cvt<T, kScaled>(r[k], rope_scale));
+    }
+  };
   // column block b (chunks 4 b .. 4 b + 3): its four loads in flight, then their stores
   auto widen = [&](int b) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) r[k] = lds64(src(4 * b + k));
-#pragma unroll
-    for (int k = 0; k < 4; ++k) sts128(dst(4 * b + k), widen_e4m3x8<T>(r[k]));
+    store(4 * b, std::false_type{});
   };
   widen(0);  // 16-bit blocks 0-3 (latent boxes 0-1): below the e4m3 bytes
   widen(1);
@@ -515,13 +530,11 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   for (int k = 0; k < 4; ++k) r[k] = lds64(src(28 + k));  // block 7's
   wait_box(4);
   named_barrier(kBarWiden, kProducerThreads);  // blocks 6-7's read
-#pragma unroll
-  for (int k = 0; k < 4; ++k) sts128(dst(28 + k), widen_e4m3x8<T>(r[k]));
+  store(28, std::false_type{});
 #pragma unroll
   for (int k = 0; k < 4; ++k) r[k] = lds64(src(32 + k));  // the rope block's
   named_barrier(kBarWiden, kProducerThreads);  // the rope block's read
-#pragma unroll
-  for (int k = 0; k < 4; ++k) sts128(dst(32 + k), widen_e4m3x8<T, true>(r[k], rope_scale));
+  store(32, std::true_type{});
   // (before the arrival: the consumers' wgmma reads and the stage's next TMA writes are
   // async-proxy accesses)
   fence_proxy_async();
