@@ -87,15 +87,6 @@ constexpr int kRawBytes = kRawRopeOffset + kKvTile * kRawRopeRowBytes;  // 36864
 constexpr int kRawOffset = kKvStageBytes - kRawBytes;            // 36864
 static_assert(kRawOffset % 1024 == 0, "the e4m3 bytes start on a 1024-byte boundary");
 
-// An e4m3 tile's bytes land on one `raw` mbarrier per TMA box (the 4 latent boxes, then the
-// rope's: the producer widens a box's columns as soon as that box is in, while the later boxes
-// still land), or (0) on one for the whole tile. With boxes, the latent goes as 4 TMA boxes
-// even where the wide map (KvTensorMaps::wide: one box for the latent) exists.
-#ifndef MLAW_SM90_E4M3_BOX_BARS
-#define MLAW_SM90_E4M3_BOX_BARS 0
-#endif
-constexpr int kRawBars = MLAW_SM90_E4M3_BOX_BARS ? kRawLatentBoxes + 1 : 1;  // a stage's
-
 // Tag type of an e4m3 KV cache (the kernel's TKv; a 16-bit cache uses q's element type).
 struct KvE4m3 {};
 
@@ -106,9 +97,8 @@ constexpr int kSmemP = kSmemKv + kStages * kKvStageBytes;
 constexpr int kSmemRedMax = kSmemP + kPBytes;                                 // [2][64] float
 constexpr int kSmemRedSum = kSmemRedMax + kConsumerWarpgroups * kRowsPerTile * 4;  // [2][64]
 constexpr int kSmemBarriers = kSmemRedSum + kConsumerWarpgroups * kRowsPerTile * 4;
-// full, empty, pair ready / exchange, Q landed, then `raw` (an e4m3 tile's bytes landed:
-// kRawBars a stage)
-constexpr int kSmemBytes = kSmemBarriers + (2 * kStages + 3 + kRawBars * kStages) * 8;
+// full, empty, pair ready / exchange, Q landed, then `raw` (an e4m3 tile's bytes landed)
+constexpr int kSmemBytes = kSmemBarriers + (3 * kStages + 3) * 8;
 constexpr int kSmemAlign = 1024;  // swizzled tiles need 1024-byte alignment
 constexpr int kSmemAlloc = kSmemBytes + kSmemAlign;
 

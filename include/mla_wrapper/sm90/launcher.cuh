@@ -358,7 +358,7 @@ inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
               encode_kv_map(&m.kpe_paced, a.kpe, kHeadDimKpe, a.kpe_stride_token,
                             a.kpe_stride_page, a.page_size, a.num_pages, paced,
                             MLAW_SM90_L2_PROMOTION, eb);
-        m.wide = m.enabled && MLAW_SM90_WIDE_BOX && whole == kKvTile && !(eb == 1 && kRawBars > 1) &&
+        m.wide = m.enabled && MLAW_SM90_WIDE_BOX && whole == kKvTile &&
                  encode_kv_wide_map(&m.ckv_wide, a.ckv, a.ckv_stride_token, a.ckv_stride_page,
                                     a.page_size, a.num_pages, promotion, eb);
       });

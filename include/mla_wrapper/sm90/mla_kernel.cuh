@@ -154,7 +154,7 @@ namespace sm90 {
 // row sums (20), rows staged (21), rows stored (19); a cluster pair's barrier passed (22) and
 // exchange received or sent (23); the epilogue's row scales and lse done (24), its stmatrix
 // issued (25, before the warpgroup's barrier); the CTA's start (26, thread 0, with tile 0); an
-// e4m3 tile's first box landed (27) and last (28), its widening done (29) (producer, per tile).
+// e4m3 tile's bytes landed (27 and 28, the same point) and its widening done (29) (producer).
 #ifndef MLAW_SM90_TRACE
 #define MLAW_SM90_TRACE 0
 #endif
@@ -464,19 +464,10 @@ __device__ __forceinline__ void sts128(uint32_t addr, uint4 v) {
 template <typename T>
 __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint32_t parity,
                                              uint64_t* full, float rope_scale, int tid, int seq) {
-  // Warp 0 waits for box k's bytes (kRawBars > 1; else for the whole tile's, at k = 0), the
-  // other threads at the named barrier that follows (no polling; every thread waiting on the
-  // mbarrier itself spilled the CTA's first plan words). The barrier after a box's wait also
-  // ends the phase before it where the two coincide.
-  auto wait_box = [&](int k) {
-    if (kRawBars > 1 || k == 0) {
-      if (tid < 32) mbar_wait(&raw[kRawBars > 1 ? k : 0], parity);
-      if (k == 0) MLAW_TRACE(seq, 27);
-      if (k == kRawBars - 1) MLAW_TRACE(seq, 28);
-    }
-  };
-  wait_box(0);
-  named_barrier(kBarWiden, kProducerThreads);
+  if (tid < 32) mbar_wait(raw, parity);
+  MLAW_TRACE(seq, 27);
+  MLAW_TRACE(seq, 28);
+  named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
   const int c = tid % 8, t = tid / 8;
   const uint32_t src0 = stage + kRawOffset + t * kRawRowBytes + c * 8;
   const uint32_t dst0 = stage + t * kRowBytes + ((c ^ (t % 8)) << 4);
@@ -489,52 +480,30 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   };
   auto dst = [&](int j) { return dst0 + (j / 4) * kKvBlockBytes + (j % 4) * 16 * kRowBytes; };
   uint2 r[4];
-  // The 4 chunks of r as T values to chunks j0 .. j0 + 3, on the integer and FMA pipes
-  // (widen_e4m3x8_finite), or where one of them holds a NaN code, by the conversion
-  // instructions (widen_e4m3x8_cvt); kScaled: times rope_scale.
-  auto store = [&](int j0, auto scaled) {
-    constexpr bool kScaled = decltype(scaled)::value;
-    if (!(e4m3x8_has_nan(r[0]) | e4m3x8_has_nan(r[1]) | e4m3x8_has_nan(r[2]) |
-          e4m3x8_has_nan(r[3]))) {
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        sts128(dst(j0 + k), widen_e4m3x8_finite<T, kScaled>(r[k], rope_scale));
-    } else {
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        sts128(dst(j0 + k), widen_e4m3x8_cvt<T, kScaled>(r[k], rope_scale));
-    }
-  };
   // column block b (chunks 4 b .. 4 b + 3): its four loads in flight, then their stores
   auto widen = [&](int b) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) r[k] = lds64(src(4 * b + k));
-    store(4 * b, std::false_type{});
+#pragma unroll
+    for (int k = 0; k < 4; ++k) sts128(dst(4 * b + k), widen_e4m3x8<T>(r[k]));
   };
-  widen(0);  // 16-bit blocks 0-3 (latent boxes 0-1): below the e4m3 bytes
-  widen(1);
-  if (kRawBars > 1) {
-    wait_box(1);
-    named_barrier(kBarWiden, kProducerThreads);
-  }
-  widen(2);
-  widen(3);
-  wait_box(2);
+#pragma unroll
+  for (int b = 0; b < 4; ++b) widen(b);        // 16-bit blocks 0-3
   named_barrier(kBarWiden, kProducerThreads);  // e4m3 blocks 0-3 read by every thread
   widen(4);
   widen(5);
-  wait_box(3);
   named_barrier(kBarWiden, kProducerThreads);  // blocks 4-5's e4m3 bytes read
   widen(6);
 #pragma unroll
   for (int k = 0; k < 4; ++k) r[k] = lds64(src(28 + k));  // block 7's
-  wait_box(4);
   named_barrier(kBarWiden, kProducerThreads);  // blocks 6-7's read
-  store(28, std::false_type{});
+#pragma unroll
+  for (int k = 0; k < 4; ++k) sts128(dst(28 + k), widen_e4m3x8<T>(r[k]));
 #pragma unroll
   for (int k = 0; k < 4; ++k) r[k] = lds64(src(32 + k));  // the rope block's
   named_barrier(kBarWiden, kProducerThreads);  // the rope block's read
-  store(32, std::true_type{});
+#pragma unroll
+  for (int k = 0; k < 4; ++k) sts128(dst(32 + k), widen_e4m3x8<T, true>(r[k], rope_scale));
   // (before the arrival: the consumers' wgmma reads and the stage's next TMA writes are
   // async-proxy accesses)
   fence_proxy_async();
@@ -553,9 +522,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   constexpr bool kE4m3 = std::is_same<TKv, KvE4m3>::value;
   static_assert(!kE4m3 || std::is_same<Kv, PagedKv>::value, "an e4m3 cache is paged only");
   constexpr uint32_t kLoadOffset = kE4m3 ? kRawOffset : 0;
-  // the barriers a stage's loads complete on (e4m3: kRawBars a stage, see config.h)
-  uint64_t* landed = kE4m3 ? raw : full;
-  constexpr int kLandedBars = kE4m3 ? kRawBars : 1;
+  uint64_t* landed = kE4m3 ? raw : full;  // the barrier a tile's loads complete on
   const int tid = threadIdx.x;  // 0..127
   const bool normal_heads =
       std::is_same<Kv, PagedKv>::value && args.num_heads <= kKvNormalMaxHeads;
@@ -594,7 +561,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     if constexpr (kE4m3) {
       if (pending >= 0) {
         const int st = pending % kStages;
-        dequant_tile<T>(kv_smem + st * kKvStageBytes, &raw[st * kRawBars], (pending / kStages) & 1,
+        dequant_tile<T>(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
                         &full[st], args.kpe_scale, tid, pending);
         pending = -1;
       }
@@ -660,20 +627,8 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       widen_pending();
       wait_stage();
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes + kLoadOffset;
-      uint64_t* bars = &landed[stage * kLandedBars];
-      if constexpr (kLandedBars > 1) {  // each box's bytes on its own barrier: thread 0 expects
-        // the whole tile's bytes of each (the issuers' boxes complete them, maybe before it)
-#pragma unroll
-        for (int b = 0; b < kLandedBars; ++b) {
-          if (tid == 0)
-            mbar_arrive_expect_tx(&bars[b], kKvTile * (b < kRawLatentBoxes ? kRawRowBytes
-                                                                           : kRawRopeRowBytes));
-          else
-            mbar_arrive(&bars[b]);
-        }
-      }
       if (tma_issuer) {
-        if constexpr (kLandedBars == 1) mbar_arrive_expect_tx(&bars[0], issuer_bytes);
+        mbar_arrive_expect_tx(&landed[stage], issuer_bytes);
         // A paced CTA's boxes hold maps.paced_rows tokens, all 9 column blocks of a group
         // before the next group (see launcher.cuh kv_paced_rows).
         // (a paced item has it < kPacedMaxTiles <= 32 tiles: one bit each)
@@ -681,35 +636,33 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         const CUtensorMap* ckv_map = paced_tile ? &maps.ckv_paced : &maps.ckv;
         const CUtensorMap* kpe_map = paced_tile ? &maps.kpe_paced : &maps.kpe;
         const int rows = paced_tile ? maps.paced_rows : box;
-        if (kLandedBars == 1 && maps.wide && !paced_tile) {  // the latent's 8 (e4m3: 4) blocks in one box, then rope
-          tma_load_4d(dst_stage, &maps.ckv_wide, &bars[0], 0, tile_off, 0, pg, policy);
+        if (maps.wide && !paced_tile) {  // the latent's 8 (e4m3: 4) blocks in one box, then rope
+          tma_load_4d(dst_stage, &maps.ckv_wide, &landed[stage], 0, tile_off, 0, pg, policy);
           tma_load_3d(dst_stage + (kE4m3 ? kRawRopeOffset : (kColBlocks - 1) * kKvBlockBytes),
-                      kpe_map, &bars[0], 0, tile_off, pg, policy);
+                      kpe_map, &landed[stage], 0, tile_off, pg, policy);
         } else if constexpr (kE4m3) {
           for (int r0 = 0; r0 < box; r0 += rows) {
             const int tok = issuer_tok + r0;
 #pragma unroll
             for (int b = 0; b < kRawLatentBoxes; ++b)
               tma_load_3d(dst_stage + b * kRawBlockBytes + tok * kRawRowBytes, ckv_map,
-                          &bars[kLandedBars > 1 ? b : 0], b * kRawBoxCols, tile_off + r0, pg,
-                          policy);
+                          &landed[stage], b * kRawBoxCols, tile_off + r0, pg, policy);
             tma_load_3d(dst_stage + kRawRopeOffset + tok * kRawRopeRowBytes, kpe_map,
-                        &bars[kLandedBars > 1 ? kRawLatentBoxes : 0], 0, tile_off + r0, pg,
-                        policy);
+                        &landed[stage], 0, tile_off + r0, pg, policy);
           }
         } else {
           for (int r0 = 0; r0 < box; r0 += rows) {
             const uint32_t dst = dst_stage + issuer_dst + r0 * kRowBytes;
 #pragma unroll
             for (int b = 0; b < kColBlocks - 1; ++b)
-              tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &bars[0], b * kBlockCols,
+              tma_load_3d(dst + b * kKvBlockBytes, ckv_map, &landed[stage], b * kBlockCols,
                           tile_off + r0, pg, policy);
-            tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &bars[0], 0,
+            tma_load_3d(dst + (kColBlocks - 1) * kKvBlockBytes, kpe_map, &landed[stage], 0,
                         tile_off + r0, pg, policy);
           }
         }
-      } else if constexpr (kLandedBars == 1) {
-        mbar_arrive(&bars[0]);
+      } else {
+        mbar_arrive(&landed[stage]);
       }
       if (kE4m3) pending = seq;
 #if MLAW_SM90_TRACE >= 2  // the producer waits for each tile it issued, so the consumers wait
@@ -776,8 +729,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       // Arrives on `full` (e4m3: `raw`) once this thread's copies of the tile have landed
       // (asynchronously: the producer goes on to the next tile, so both stages can be in
       // flight).
-#pragma unroll
-      for (int b = 0; b < kLandedBars; ++b) cp_async_mbar_arrive(&landed[stage * kLandedBars + b]);
+      cp_async_mbar_arrive(&landed[stage]);
       if (kE4m3) pending = seq;
     }
   }
@@ -1495,7 +1447,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     if (kQTma) mbar_init(empty + kStages + 2, 1);  // Q by TMA landed
     if (std::is_same<TKv, KvE4m3>::value)
-      for (int s = 0; s < kStages * kRawBars; ++s) mbar_init(empty + kStages + 3 + s, kProducerThreads);
+      for (int s = 0; s < kStages; ++s) mbar_init(empty + kStages + 3 + s, kProducerThreads);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();

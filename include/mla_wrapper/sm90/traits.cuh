@@ -237,13 +237,11 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-// Eight e4m3 values (8 bytes, the first in the lowest byte) as eight 16-bit T values by the
-// conversion instructions: e4m3 -> f16 is exact (cvt.rn.f16x2.e4m3x2), and so is f16 -> bf16
-// for e4m3 values; kScaled: each times `scale`, the product rounded once, to T. Each pair takes
-// two (bf16: e4m3 -> f16, f32 pair -> bf16 pair) of the SM's conversion slots (a quarter of the
-// FMA rate): the kernel widens NaN codes alone this way (widen_e4m3x8_finite below).
+// Eight e4m3 values (8 bytes, the first in the lowest byte) as eight 16-bit T values: e4m3 ->
+// f16 is exact (cvt.rn.f16x2.e4m3x2), and so is f16 -> bf16 for e4m3 values; kScaled: each
+// times `scale`, the product rounded once, to T.
 template <typename T, bool kScaled = false>
-__device__ __forceinline__ uint4 widen_e4m3x8_cvt(uint2 v, float scale = 1.f) {
+__device__ __forceinline__ uint4 widen_e4m3x8(uint2 v, float scale = 1.f) {
   uint32_t w[4], h[4];
 #pragma unroll
   for (int i = 0; i < 2; ++i)
@@ -260,59 +258,6 @@ __device__ __forceinline__ uint4 widen_e4m3x8_cvt(uint2 v, float scale = 1.f) {
       const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h2));
       w[i] = kScaled ? ElementTraits<T>::pack(f.x * scale, f.y * scale)
                      : ElementTraits<T>::pack(f.x, f.y);
-    }
-  }
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
-// Nonzero when one of the 8 e4m3 codes is a NaN (S.1111.111): setting each byte's top bit and
-// adding 1 to each byte clears that bit only where the low 7 bits were all ones (a carry out
-// of a byte comes only from such a byte, so it never raises the flag alone).
-__device__ __forceinline__ uint32_t e4m3x8_has_nan(uint2 v) {
-  const uint32_t a = (v.x | 0x80808080u) + 0x01010101u;
-  const uint32_t b = (v.y | 0x80808080u) + 0x01010101u;
-  return ~(a & b) & 0x80808080u;
-}
-
-// Two e4m3 values (bytes sel picks, the first in the low half) as the bits of two 16-bit T
-// values 2^-kE4m3Shift<T> times theirs, by integer moves alone: prmt copies each byte into a
-// 16-bit lane with its sign repeated above it, the shift puts the 4 exponent and 3 mantissa bits
-// where T's exponent and mantissa start (the exponent field then holds e4m3's biased exponent,
-// so a subnormal code is a subnormal T of the same mantissa), and the mask keeps the sign, the
-// exponent and mantissa bits. bf16: (b << 4) & 0x87f0, times 2^120; fp16: (b << 7) & 0xbf80,
-// times 2^8 (the bias 127 - 7 or 15 - 7).
-template <typename T>
-constexpr int kE4m3Shift = std::is_same<T, __half>::value ? 8 : 120;
-template <typename T, uint32_t kSel>
-__device__ __forceinline__ uint32_t e4m3x2_scaled_bits(uint32_t v) {
-  uint32_t w;
-  asm("prmt.b32 %0, %1, 0, %2;" : "=r"(w) : "r"(v), "n"(kSel));
-  return std::is_same<T, __half>::value ? (w << 7) & 0xbf80bf80u : (w << 4) & 0x87f087f0u;
-}
-
-// Eight e4m3 values as eight T values (as widen_e4m3x8_cvt) on the integer and FMA pipes: the
-// bits of e4m3x2_scaled_bits times 2^kE4m3Shift<T> in T, exact for every finite code (T's
-// multiply keeps subnormal inputs); a NaN code would read as +-480, so the caller sends values
-// with one (e4m3x8_has_nan) to widen_e4m3x8_cvt. kScaled: the exact values widened to float,
-// times `scale`, rounded once.
-template <typename T, bool kScaled = false>
-__device__ __forceinline__ uint4 widen_e4m3x8_finite(uint2 v, float scale = 1.f) {
-  // 2^kE4m3Shift<T> as a pair of T: bf16 0x7b80 (2^120), fp16 0x5c00 (2^8)
-  constexpr uint32_t kUnscale = std::is_same<T, __half>::value ? 0x5c005c00u : 0x7b807b80u;
-  const uint32_t bits[4] = {e4m3x2_scaled_bits<T, 0x9180>(v.x),
-                            e4m3x2_scaled_bits<T, 0xb3a2>(v.x),
-                            e4m3x2_scaled_bits<T, 0x9180>(v.y),
-                            e4m3x2_scaled_bits<T, 0xb3a2>(v.y)};
-  uint32_t w[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    if constexpr (std::is_same<T, __half>::value)
-      asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(w[i]) : "r"(bits[i]), "r"(kUnscale));
-    else
-      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(w[i]) : "r"(bits[i]), "r"(kUnscale));
-    if constexpr (kScaled) {
-      const float2 f = ElementTraits<T>::unpack(w[i]);
-      w[i] = ElementTraits<T>::pack(f.x * scale, f.y * scale);
     }
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
