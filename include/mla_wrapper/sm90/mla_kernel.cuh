@@ -125,6 +125,21 @@
 // (0.93-0.97x; run 9, early_issue.patch there). Next steps: fewer instructions a chunk (fp16
 // operands for the score and P V GEMMs would leave the e4m3 -> f16 cvt alone), or a warp of its
 // own for the issue.
+// H200 (logs/sm90_s42_2026-11-28): the memory rows 0.84-0.92x fa3 there (slower than the 16-bit
+// kernel: 4.2 TB/s makes its tiles come faster than the widening), middle H=16 1.06-1.07x,
+// compute 0.81-0.92x (run 1). Per-tile trace at H=128 B=128 L=4096 (run 2; check_sm90_dev.py
+// --fp8 --trace, events 27-29): period 4521 clocks (16-bit 3522): issue -> bytes in 1625,
+// widening 2565, widened -> scorer has it 173; the stage's release -> the producer passing its
+// wait 965 (133 in the 16-bit kernel: the producer is still widening), so a stage's cycle is
+// load + widening + math + that wait, two stages overlapping. The widening's instructions each
+// cost ~2 clocks of a sub-partition's issue (run 4, benchmarks/micro/pipe_rates.cu: the e4m3 ->
+// f16 cvt 2.4, f16 -> f32 2.0, the bf16 pack 2.1, prmt / lop3 2.1, bf16x2 / f16x2 multiply
+// 1.1): ~34 clocks a chunk, at about half the issue slots the consumers leave. Tried in session
+// 42, both slower: an mbarrier per TMA box so the widening starts on the first box (0.96-0.97x
+// on the compute rows; box_bars.patch), and a widening by bit moves (prmt, shift, mask, one
+// exact multiply by 2^120, NaN codes by cvt: 4095 clocks a tile; fast_widen.patch). fp16 GEMM
+// operands would leave one cvt a pair (the fp16-query rows run 0.86-0.96x the fp16 16-bit
+// kernel where bf16 runs 0.77-0.90x, run 1).
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
