@@ -526,6 +526,12 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   mbar_arrive(full);
 }
 
+// An e4m3 tile's TMA boxes prefetched into L2 before the previous tile's widening (1), or not.
+#ifndef MLAW_SM90_E4M3_PREFETCH
+#define MLAW_SM90_E4M3_PREFETCH 0
+#endif
+constexpr bool kE4m3PrefetchL2 = MLAW_SM90_E4M3_PREFETCH != 0;
+
 // TKv: the cache's element (T, or KvE4m3: bytes land on `raw`, dequant_tile widens them; the
 // tile issued last is widened just before the producer waits for the next free stage, so that
 // a tile is widened while the consumers compute the one before it).
@@ -639,6 +645,18 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
       const int stage = seq % kStages;
       const int pg = page_of_pass(page, issuer_pass);
+      if (kE4m3 && kE4m3PrefetchL2 && tma_issuer) {
+        // (e4m3: this tile's boxes into L2 now, so that they come from L2, not DRAM, once the
+        // previous tile is widened and this one's stage is free)
+        if (maps.wide) {
+          tma_prefetch_4d(&maps.ckv_wide, 0, tile_off, 0, pg);
+        } else {
+#pragma unroll
+          for (int b = 0; b < kRawLatentBoxes; ++b)
+            tma_prefetch_3d(&maps.ckv, b * kRawBoxCols, tile_off, pg);
+        }
+        tma_prefetch_3d(&maps.kpe, 0, tile_off, pg);
+      }
       widen_pending();
       wait_stage();
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes + kLoadOffset;

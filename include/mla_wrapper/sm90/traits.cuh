@@ -304,6 +304,14 @@ __device__ __forceinline__ void tma_prefetch_3d(const CUtensorMap* map, int c0, 
                "r"(c0), "r"(c1), "r"(c2)
                : "memory");
 }
+// The same for a 4-D box.
+__device__ __forceinline__ void tma_prefetch_4d(const CUtensorMap* map, int c0, int c1, int c2,
+                                                int c3) {
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
 // Prefetch of the 128-byte line at `gmem` into L2.
 __device__ __forceinline__ void prefetch_line_l2(const void* gmem) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(gmem) : "memory");
