@@ -127,7 +127,8 @@
 // own for the issue.
 // H200 (logs/sm90_s42_2026-11-28): the memory rows 0.84-0.92x fa3 there (slower than the 16-bit
 // kernel: 4.2 TB/s makes its tiles come faster than the widening), middle H=16 1.06-1.07x,
-// compute 0.81-0.92x (run 1). Per-tile trace at H=128 B=128 L=4096 (run 2; check_sm90_dev.py
+// compute 0.81-0.92x (run 1); with the L2 prefetch of a tile's boxes (kE4m3PrefetchL2, run 8)
+// memory 0.95-1.02x (0.93-0.99x the 16-bit kernel), compute 0.81-0.94x. Per-tile trace at H=128 B=128 L=4096 (run 2; check_sm90_dev.py
 // --fp8 --trace, events 27-29): period 4521 clocks (16-bit 3522): issue -> bytes in 1625,
 // widening 2565, widened -> scorer has it 173; the stage's release -> the producer passing its
 // wait 965 (133 in the 16-bit kernel: the producer is still widening), so a stage's cycle is
