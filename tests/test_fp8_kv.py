@@ -20,20 +20,15 @@ import torch
 from conftest import HAS_CUDA
 from mla_wrapper import backends
 from mla_wrapper.reference import mla_attention, rel_error
-from test_wrapper import (SM_SCALE, TOL, capture_graph, make_batch, new_wrapper,  # noqa: F401
-                          plan_run_check, workspace)
+from test_wrapper import (FP8, LSE_ABS_TOL_FP8, SM_SCALE, TOL, capture_graph,  # noqa: F401
+                          check, make_batch, new_wrapper, plan, plan_run_check, scales,
+                          workspace)
 
-FP8 = torch.float8_e4m3fn
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 IS_HOPPER = HAS_CUDA and torch.cuda.get_device_capability()[0] == 9
 # Ragged kv lengths: empty, one token, around a 64-token tile, and long ones (3001: split into
 # several work items, a partial last tile).
 RAGGED = [0, 1, 63, 64, 65, 200, 1000, 3001]
-# lse (base 2) of the kernel against the reference on the dequantized cache: the kernel widens
-# e4m3 x scale to q's 16-bit type (one rounding per element) before the products, so scores
-# carry ~3e-3 of noise where the scales are not powers of two; 16-bit caches are held to 1e-3.
-LSE_REL_TOL = 2e-3
-LSE_ABS_TOL = 0.05
 
 
 def hopper(fn):
@@ -196,49 +191,6 @@ def make_fp8_batch(kv_lens, qo_len, heads, page_size, dtype, layout="fused", see
     return b
 
 
-def scales(b):
-    """run()'s keyword arguments for b's scales (none where b leaves the default)."""
-    return {k: b[k] for k in ("ckv_scale", "kpe_scale") if b[k] is not None}
-
-
-def plan_fp8(w, b, causal):
-    w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], b["heads"], 512, 64,
-           b["page_size"], causal, SM_SCALE, b["dtype"], FP8)
-
-
-def check_fp8(b, out, lse, causal):
-    """out / lse against the reference on the dequantized cache (float32 math)."""
-    ckv = b["ckv"].float() * (1.0 if b["ckv_scale"] is None else b["ckv_scale"])
-    kpe = b["kpe"].float() * (1.0 if b["kpe_scale"] is None else b["kpe_scale"])
-    ref_o, ref_lse = mla_attention(b["q_nope"], b["q_pe"], ckv, kpe, b["qo_indptr"],
-                                   b["kv_indptr"], b["kv_indices"], b["kv_len"], b["page_size"],
-                                   causal, SM_SCALE)
-    assert out.dtype == b["dtype"]
-    err = rel_error(out, ref_o)
-    assert err < TOL[b["dtype"]], f"out rel error {err}"
-    assert 0 < err or torch.count_nonzero(ref_o) == 0, \
-        f"suspiciously exact ({err}): is the reference compared with itself?"
-    if lse is not None:
-        lse_err = rel_error(lse, ref_lse)
-        assert lse_err < LSE_REL_TOL, f"lse rel error {lse_err}"
-        finite = torch.isfinite(ref_lse)
-        if finite.any():
-            worst = float((lse[finite].double() - ref_lse[finite].double()).abs().max())
-            assert worst < LSE_ABS_TOL, f"lse abs error {worst}"
-
-
-def plan_run_check_fp8(w, b, causal, poison):
-    """plan (kv e4m3), run into NaN-poisoned out / lse with b's scales, compare."""
-    plan_fp8(w, b, causal)
-    T, H = b["q_nope"].shape[:2]
-    out = poison(torch.empty(T, H, 512, dtype=b["dtype"], device="cuda"))
-    lse = poison(torch.empty(T, H, dtype=torch.float32, device="cuda"))
-    o, l = w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse, return_lse=True,
-                 **scales(b))
-    assert o is out and l is lse
-    check_fp8(b, out, lse, causal)
-
-
 # -------------------------------------------------------------------------------- GPU grid
 @hopper
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
@@ -254,7 +206,7 @@ def test_fp8_grid(workspace, poison, dtype, page_size, heads):
                        layout="fused" if (k // 2) % 2 == 0 else "separate",
                        seed=heads * 1000 + page_size * 10 + len(dtype),
                        ckv_scale=0.37 if scaled else None, kpe_scale=1.9 if scaled else None)
-    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, False, poison)
+    plan_run_check(new_wrapper(workspace, backend="sm90"), b, False, poison)
 
 
 @hopper
@@ -264,7 +216,7 @@ def test_fp8_mtp_causal(workspace, poison, heads, qo_len, page_size, dtype, layo
     """MTP (qo_len > 1, causal) over the ragged lengths (requests shorter than qo_len too)."""
     b = make_fp8_batch(RAGGED, qo_len, heads, page_size, DTYPES[dtype], layout=layout,
                        seed=heads + qo_len + page_size, ckv_scale=0.37, kpe_scale=1.9)
-    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, True, poison)
+    plan_run_check(new_wrapper(workspace, backend="sm90"), b, True, poison)
 
 
 @hopper
@@ -273,7 +225,7 @@ def test_fp8_odd_head_counts(workspace, poison, heads, qo_len):
     """Heads that are not a multiple of the 64-row tile (a tile's rows span query tokens)."""
     b = make_fp8_batch([5, 300, 0, 1999], qo_len, heads, 16, torch.bfloat16, seed=heads,
                        ckv_scale=0.37, kpe_scale=1.9)
-    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, qo_len > 1, poison)
+    plan_run_check(new_wrapper(workspace, backend="sm90"), b, qo_len > 1, poison)
 
 
 @hopper
@@ -284,7 +236,7 @@ def test_fp8_scales(workspace, poison, ckv_scale, kpe_scale):
     apart), whether or not it is a power of two."""
     b = make_fp8_batch([700, 64, 1, 2500], 1, 16, 64, torch.bfloat16, seed=17,
                        ckv_scale=ckv_scale, kpe_scale=kpe_scale)
-    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, False, poison)
+    plan_run_check(new_wrapper(workspace, backend="sm90"), b, False, poison)
 
 
 @hopper
@@ -297,7 +249,7 @@ def test_fp8_every_code(workspace, poison, dtype):
                 .pow(2).mean().sqrt())
     scale = 2.0 / (rms * math.sqrt(576) * SM_SCALE)     # score std ~2
     b["ckv_scale"], b["kpe_scale"] = scale, 2 * scale
-    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, False, poison)
+    plan_run_check(new_wrapper(workspace, backend="sm90"), b, False, poison)
 
 
 @hopper
@@ -322,7 +274,7 @@ def test_fp8_nan_codes_propagate(workspace, poison, dtype, page_size):
     put_nan(b["ckv"], 0, 5, 100, 0x7F)
     put_nan(b["kpe"], 1, 250, 40, 0xFF)
     w = new_wrapper(workspace, backend="sm90")
-    plan_fp8(w, b, False)
+    plan(w, b, False)
     H = b["heads"]
     out = poison(torch.empty(3, H, 512, dtype=b["dtype"], device="cuda"))
     lse = poison(torch.empty(3, H, dtype=torch.float32, device="cuda"))
@@ -333,7 +285,7 @@ def test_fp8_nan_codes_propagate(workspace, poison, dtype, page_size):
         b["kv_indptr"], b["kv_indices"], b["kv_len"], page_size, False, SM_SCALE)
     assert not torch.isnan(out[2]).any() and not torch.isnan(lse[2]).any()
     assert rel_error(out[2], ref_o[2]) < TOL[b["dtype"]]
-    assert (lse[2].double() - ref_lse[2].to(lse.device).double()).abs().max() < LSE_ABS_TOL
+    assert (lse[2].double() - ref_lse[2].to(lse.device).double()).abs().max() < LSE_ABS_TOL_FP8
 
 
 @hopper
@@ -345,7 +297,7 @@ def test_fp8_cache_layouts(workspace, poison, layout, page_size):
     bytes; NaN padding shows a read outside them)."""
     b = make_fp8_batch([3001, 65, 0, 64, 1], 1, 128, page_size, torch.bfloat16, layout=layout,
                        seed=page_size + len(layout), ckv_scale=0.37, kpe_scale=1.9)
-    plan_run_check_fp8(new_wrapper(workspace, backend="sm90"), b, False, poison)
+    plan_run_check(new_wrapper(workspace, backend="sm90"), b, False, poison)
 
 
 @hopper
@@ -355,7 +307,7 @@ def test_fp8_auto_and_fa3_pick_sm90(workspace, poison, monkeypatch, backend):
     b = make_fp8_batch([300, 77, 1500], 1, 16, 64, torch.float16, seed=9, ckv_scale=0.37,
                        kpe_scale=1.9)
     w = new_wrapper(workspace, backend=backend)
-    plan_run_check_fp8(w, b, False, poison)
+    plan_run_check(w, b, False, poison)
     assert w._impl.name == "sm90"
 
 
@@ -370,9 +322,9 @@ def test_fp8_and_16bit_plans_on_one_wrapper(workspace, poison):
     h8 = make_fp8_batch([50, 3000], 1, 16, 64, torch.float16, seed=23, ckv_scale=1.9,
                         kpe_scale=0.37)
     plan_run_check(w, b16, False, poison)
-    plan_run_check_fp8(w, b8, False, poison)
+    plan_run_check(w, b8, False, poison)
     plan_run_check(w, b16, False, poison)
-    plan_run_check_fp8(w, h8, False, poison)
+    plan_run_check(w, h8, False, poison)
 
 
 @hopper
@@ -406,7 +358,7 @@ def test_fp8_cuda_graph_replans(workspace, heads):
     graph = None
     for i, lens in enumerate(batches):
         b = make_fp8_batch(lens, 1, heads, ps, torch.bfloat16, seed=100 + i + heads, **kw)
-        plan_fp8(w, b, False)
+        plan(w, b, False)
         load(b)
         if graph is None:
             graph, _ = capture_graph(lambda: w.run(q[..., :512], q[..., 512:], ckv, kpe,
@@ -415,7 +367,7 @@ def test_fp8_cuda_graph_replans(workspace, heads):
         lse.fill_(float("nan"))
         graph.replay()
         torch.cuda.synchronize()
-        check_fp8(dict(b, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe), out, lse,
+        check(dict(b, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe), out, lse,
                   False)
 
 
@@ -427,7 +379,7 @@ def test_fp8_run_errors(workspace, poison):
     b = make_fp8_batch([10, 300], 1, 16, 16, torch.bfloat16, seed=31, ckv_scale=0.37,
                        kpe_scale=1.9)
     w = new_wrapper(workspace, backend="sm90")
-    plan_fp8(w, b, False)
+    plan(w, b, False)
     args = (b["q_nope"], b["q_pe"], b["ckv"], b["kpe"])
     for bad in (0.0, -1.0, float("nan"), float("inf"), -0.0):
         for name in ("ckv_scale", "kpe_scale"):
@@ -446,7 +398,7 @@ def test_fp8_run_errors(workspace, poison):
     T = b["q_nope"].shape[0]
     with pytest.raises(ValueError, match="out"):      # out has q's dtype
         w.run(*args, out=torch.empty(T, 16, 512, dtype=FP8, device="cuda"))
-    plan_run_check_fp8(w, b, False, poison)
+    plan_run_check(w, b, False, poison)
 
 
 @hopper
@@ -470,11 +422,11 @@ def test_fp8_cache_strides_must_be_16_byte_multiples(workspace, poison):
     buf[..., :512] = b["ckv"]
     buf[..., 512:576] = b["kpe"]
     w = new_wrapper(workspace, backend="sm90")
-    plan_fp8(w, b, False)
+    plan(w, b, False)
     with pytest.raises((ValueError, RuntimeError), match="stride"):
         w.run(b["q_nope"], b["q_pe"], buf[..., :512], buf[..., 512:576], **scales(b))
     torch.cuda.synchronize()
-    plan_run_check_fp8(w, b, False, poison)
+    plan_run_check(w, b, False, poison)
 
 
 @pytest.mark.gpu
@@ -482,7 +434,7 @@ def test_fp8_cache_strides_must_be_16_byte_multiples(workspace, poison):
 def test_sm80_refuses_fp8_kv(workspace, backend):
     b = make_fp8_batch([10], 1, 16, 16, torch.bfloat16, seed=34)
     with pytest.raises(ValueError, match="fp8"):
-        plan_fp8(new_wrapper(workspace, backend=backend), b, False)
+        plan(new_wrapper(workspace, backend=backend), b, False)
 
 
 @pytest.mark.gpu
@@ -493,7 +445,7 @@ def test_fp8_kv_needs_hopper(workspace):
     b = make_fp8_batch([10], 1, 16, 16, torch.bfloat16, seed=35)
     for backend in ("auto", "fa3"):
         with pytest.raises(ValueError, match="fp8"):
-            plan_fp8(new_wrapper(workspace, backend=backend), b, False)
+            plan(new_wrapper(workspace, backend=backend), b, False)
 
 
 @pytest.mark.gpu
