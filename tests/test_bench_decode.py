@@ -36,3 +36,17 @@ def test_cell_of_a_latency_row_fits():
 def test_cell_of_a_failed_or_unchecked_run():
     assert bench_decode.table_cell(None, flops_bound=True).strip() == "fail"
     assert "errnan" in bench_decode.table_cell(_rec(rel_err=float("nan")), flops_bound=True)
+
+
+def test_case_tensors_take_the_dtype_asked_for():
+    """--dtype: the query, the 16-bit cache (and views of them) in the element type asked for; the
+    fp8 runner's e4m3 copy and reference follow the case's cache (CPU tensors here)."""
+    import torch
+
+    for name, dtype in bench_decode.DTYPES.items():
+        c = bench_decode.make_case(16, 2, 100, 16, 1, "cpu", seed=0, dtype=dtype)
+        for key in ("q", "q_nope", "q_pe", "cache", "ckv", "kpe"):
+            assert c[key].dtype == dtype, (name, key)
+        assert bench_decode.fp8_cache(c).dtype == torch.float8_e4m3fn
+        c = bench_decode.make_case(16, 2, 100, 16, 1, "cpu", seed=0, data="fp8kv", dtype=dtype)
+        assert torch.equal(c["cache"], c["cache"].to(torch.float8_e4m3fn).to(dtype))
