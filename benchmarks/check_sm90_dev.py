@@ -358,12 +358,11 @@ def print_trace(w, what):
         ("producer issue -> scorer has tile", 15, 1, 0),
         ("scorer S done -> pv-wg PV done", 2, 13, 0),
     ]
-    if events > 29 and t[:, sel, 29].any():  # an e4m3 cache: its bytes' landing and widening
+    if events > 28 and t[:, sel, 28].any():  # an e4m3 cache: its bytes' landing and widening
         spans += [
-            ("e4m3: issue -> first box landed", 15, 27, 0),
-            ("e4m3: first box -> last box landed", 27, 28, 0),
-            ("e4m3: last box landed -> widened", 28, 29, 0),
-            ("e4m3: widened -> scorer has tile", 29, 1, 0),
+            ("e4m3: issue -> bytes landed", 15, 27, 0),
+            ("e4m3: bytes landed -> widened", 27, 28, 0),
+            ("e4m3: widened -> scorer has tile", 28, 1, 0),
         ]
     print(f"trace {what}: median [p10, p90] clocks over CTAs 0-{ctas - 1}, tiles 2-{used - 3}")
     def show(name, d):

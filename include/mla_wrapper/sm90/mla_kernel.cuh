@@ -115,7 +115,8 @@
 // `full`. The consumers, the ring and the plan are the 16-bit kernel's. The latent's values
 // widen exactly; the scales fold into the score scale and the output (launcher.cuh run), the
 // rope block alone is multiplied (kpe_scale / ckv_scale). A tile is widened just before the
-// producer waits for the next free stage, so the next tile's loads go out only after it.
+// producer waits for the next free stage, so the next tile's loads go out only after it; that
+// tile's TMA boxes are prefetched into L2 before the widening (kE4m3PrefetchL2).
 // H100 (logs/sm90_s41_2026-11-28 run 6; the 16-bit kernel and fa3 on the bf16 cache, same
 // process): the memory-bound rows 1.18-1.22x fa3 (1.2x the 16-bit kernel: half the bytes), the
 // middle H=16 rows about equal, the compute rows 0.80-0.91x fa3 (0.8x the 16-bit kernel: the
@@ -127,9 +128,10 @@
 // own for the issue.
 // H200 (logs/sm90_s42_2026-11-28): the memory rows 0.84-0.92x fa3 there (slower than the 16-bit
 // kernel: 4.2 TB/s makes its tiles come faster than the widening), middle H=16 1.06-1.07x,
-// compute 0.81-0.92x (run 1); with the L2 prefetch of a tile's boxes (kE4m3PrefetchL2, run 8)
-// memory 0.95-1.02x (0.93-0.99x the 16-bit kernel), compute 0.81-0.94x. Per-tile trace at H=128 B=128 L=4096 (run 2; check_sm90_dev.py
-// --fp8 --trace, events 27-29): period 4521 clocks (16-bit 3522): issue -> bytes in 1625,
+// compute 0.81-0.92x (run 1); with the L2 prefetch of a tile's boxes before the previous tile's
+// widening (kE4m3PrefetchL2, run 8) memory 0.95-1.02x (0.93-0.99x the 16-bit kernel), compute
+// 0.81-0.94x. Per-tile trace at H=128 B=128 L=4096 (run 2; check_sm90_dev.py --fp8 --trace,
+// events 27-28): period 4521 clocks (16-bit 3522): issue -> bytes in 1625,
 // widening 2565, widened -> scorer has it 173; the stage's release -> the producer passing its
 // wait 965 (133 in the 16-bit kernel: the producer is still widening), so a stage's cycle is
 // load + widening + math + that wait, two stages overlapping. The widening's instructions each
@@ -170,7 +172,7 @@ namespace sm90 {
 // row sums (20), rows staged (21), rows stored (19); a cluster pair's barrier passed (22) and
 // exchange received or sent (23); the epilogue's row scales and lse done (24), its stmatrix
 // issued (25, before the warpgroup's barrier); the CTA's start (26, thread 0, with tile 0); an
-// e4m3 tile's bytes landed (27 and 28, the same point) and its widening done (29) (producer).
+// e4m3 tile's bytes landed (27) and its widening done (28) (producer, per tile).
 #ifndef MLAW_SM90_TRACE
 #define MLAW_SM90_TRACE 0
 #endif
@@ -207,7 +209,7 @@ namespace sm90 {
 #define MLAW_SM90_PROBE_NO_S 0
 #endif
 #if MLAW_SM90_TRACE
-constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 30;
+constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 29;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 #define MLAW_TRACE(seq, e)                                                              \
   do {                                                                                  \
@@ -462,10 +464,10 @@ constexpr bool kKvFirstMultiTile = MLAW_SM90_KV_FIRST_MULTI_TILE != 0;
 // into the score scale and the output (launcher.cuh run), except the rope block's ratio
 // kpe_scale / ckv_scale (args.kpe_scale as the kernel gets it). The blocks go in order of
 // address, a block's 4 chunks of a thread in flight at a time; a block's 16-bit rows land only
-// over e4m3 bytes that every thread has read (named barriers between the phases): 16-bit blocks 0-3 lie below the e4m3
-// bytes, blocks 4-5 cover the sources of blocks 0-3 (latent boxes 0-1), block 6 those of 2-5,
-// block 7 those of 4-7 (so block 7's own bytes are read before its barrier), block 8 (the rope
-// columns) those of 6-7 and its own.
+// over e4m3 bytes that every thread has read (named barriers between the phases): 16-bit
+// blocks 0-3 lie below the e4m3 bytes, blocks 4-5 cover the sources of blocks 0-3 (latent boxes
+// 0-1), block 6 those of 2-5, block 7 those of 4-7 (so block 7's own bytes are read before its
+// barrier), block 8 (the rope columns) those of 6-7 and its own.
 constexpr int kBarWiden = 9;  // producer named barrier (128 threads): dequant_tile's phases
 __device__ __forceinline__ uint2 lds64(uint32_t addr) {
   uint2 v;
@@ -482,7 +484,6 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
                                              uint64_t* full, float rope_scale, int tid, int seq) {
   if (tid < 32) mbar_wait(raw, parity);
   MLAW_TRACE(seq, 27);
-  MLAW_TRACE(seq, 28);
   named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
   const int c = tid % 8, t = tid / 8;
   const uint32_t src0 = stage + kRawOffset + t * kRawRowBytes + c * 8;
@@ -523,7 +524,7 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   // (before the arrival: the consumers' wgmma reads and the stage's next TMA writes are
   // async-proxy accesses)
   fence_proxy_async();
-  MLAW_TRACE(seq, 29);
+  MLAW_TRACE(seq, 28);
   mbar_arrive(full);
 }
 
