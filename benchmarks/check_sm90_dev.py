@@ -56,33 +56,31 @@ def use_variant(w, flags):
     use_build(impl, spec, impl.family.RUN_EXPORT, dt, flags)
 
 
-def fp8_copy(b):
-    """An e4m3 copy of batch b's cache as (ckv, kpe) views of one [P, page, 576] buffer, and the
-    run() scales its values mean (the timing and trace runs over an fp8 cache)."""
-    cache8 = torch.cat([b["ckv"], b["kpe"]], -1).to(torch.float8_e4m3fn)
-    return cache8[..., :512], cache8[..., 512:], {"ckv_scale": 1.0, "kpe_scale": 1.0}
+def run_cache(b, fp8, gain=1.0, ckv_scale=1.0, kpe_scale=1.0):
+    """The cache a run reads and run()'s scale keywords: batch b's 16-bit cache (no keywords),
+    or with fp8 an e4m3 copy of (its values x gain) as (ckv, kpe) views of one [P, page, 576]
+    buffer, with the scales its values mean."""
+    if not fp8:
+        return b["ckv"], b["kpe"], {}
+    cache8 = (torch.cat([b["ckv"], b["kpe"]], -1) * gain).to(torch.float8_e4m3fn)
+    return cache8[..., :512], cache8[..., 512:], {"ckv_scale": ckv_scale, "kpe_scale": kpe_scale}
 
 
 def check(backend, kv_lens, qo_len, heads, page_size, dtype, ws, variant="", fp8=False):
     b = make_batch(kv_lens, qo_len, heads, page_size, dtype)
     causal = (max(qo_len) if isinstance(qo_len, list) else qo_len) > 1
-    ckv, kpe, kv_dtype, scales = b["ckv"], b["kpe"], dtype, {}
-    if fp8:   # an fp8 cache (one [P, page, 576] buffer) with scales; the reference dequantizes
-        cache8 = (torch.cat([ckv, kpe], -1) * 2.5).to(torch.float8_e4m3fn)
-        ckv, kpe, kv_dtype = cache8[..., :512], cache8[..., 512:], torch.float8_e4m3fn
-        scales = {"ckv_scale": 0.37, "kpe_scale": 1.9}
+    # an fp8 cache with scales that are not powers of two (the reference dequantizes)
+    ckv, kpe, scales = run_cache(b, fp8, gain=2.5, ckv_scale=0.37, kpe_scale=1.9)
     w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
     w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], heads, 512, 64,
-           page_size, causal, SM_SCALE, dtype, kv_dtype)
+           page_size, causal, SM_SCALE, dtype, ckv.dtype)
     use_variant(w, variant)
     out = torch.full(b["q_nope"].shape, float("nan"), dtype=dtype, device="cuda")
     lse = torch.full(b["q_nope"].shape[:2], float("nan"), dtype=torch.float32, device="cuda")
     w.run(b["q_nope"], b["q_pe"], ckv, kpe, out=out, lse=lse, **scales)
-    if fp8:
-        ckv, kpe = ckv.float() * scales["ckv_scale"], kpe.float() * scales["kpe_scale"]
     ref_o, ref_lse = mla_attention(b["q_nope"], b["q_pe"], ckv, kpe, b["qo_indptr"],
                                    b["kv_indptr"], b["kv_indices"], b["kv_len"], page_size,
-                                   causal, SM_SCALE)
+                                   causal, SM_SCALE, **scales)
     err = rel_error(out, ref_o)
     fin = torch.isfinite(ref_lse)
     lerr = (lse[fin] - ref_lse[fin].to(lse.device)).abs().max().item() if fin.any() else 0.0
@@ -156,22 +154,21 @@ def main():
             torch.cuda.synchronize()
             print(f"profiled {args.backend} H={h} B={batch} L={length}")
             return
-        kv_dtype = torch.float8_e4m3fn if args.fp8 else torch.bfloat16
-
-        def planned(b, buf):  # a wrapper planned for batch b (bf16 decode) on the variant
+        def planned(b, kv, buf):  # a wrapper planned for batch b (bf16 decode, cache kv) on
+            # the variant
             pw = BatchMLAPagedAttentionWrapper(buf, backend=args.backend)
             pw.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64,
-                    args.page, False, SM_SCALE, torch.bfloat16, kv_dtype)
+                    args.page, False, SM_SCALE, torch.bfloat16, kv[0].dtype)
             use_variant(pw, args.variant)
             return pw
 
         b = make_batch([length] * batch, 1, h, args.page, torch.bfloat16)
-        kv = fp8_copy(b) if args.fp8 else (b["ckv"], b["kpe"], {})
-        w = planned(b, ws)
+        kv = run_cache(b, args.fp8)
+        w = planned(b, kv, ws)
         if args.warm_code:
             warm_b = make_batch([64] * 132, 1, h, args.page, torch.bfloat16, seed=1)
-            warm_kv = fp8_copy(warm_b) if args.fp8 else (warm_b["ckv"], warm_b["kpe"], {})
-            warm_w = planned(warm_b, torch.empty_like(ws))
+            warm_kv = run_cache(warm_b, args.fp8)
+            warm_w = planned(warm_b, warm_kv, torch.empty_like(ws))
         ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
         for i in range(3):
             if args.cold and i == 2:  # the traced run starts with a cold L2, as bench_ms's do
@@ -601,7 +598,7 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
         qo = qo[0] if qo else 1
         lens = case_lens(batch, length, qo, torch.Generator(device="cpu").manual_seed(0)).tolist()
         b = make_batch(lens, qo, h, page, torch.bfloat16)
-        ckv, kpe, scales = fp8_copy(b) if fp8 else (b["ckv"], b["kpe"], {})
+        ckv, kpe, scales = run_cache(b, fp8)
         fns = []
         for flags in ("", variant):
             w = BatchMLAPagedAttentionWrapper(torch.empty_like(ws), backend=backend)
@@ -611,8 +608,7 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
                 planner._MODULE = other_planner
             try:
                 w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64,
-                       page, qo > 1, SM_SCALE, torch.bfloat16,
-                       torch.float8_e4m3fn if fp8 else torch.bfloat16)
+                       page, qo > 1, SM_SCALE, torch.bfloat16, ckv.dtype)
             finally:
                 sm90.planner_cost = default_cost
                 planner._MODULE = default_planner

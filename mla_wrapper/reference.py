@@ -16,10 +16,13 @@ LOG2E = 1.0 / math.log(2.0)
 def mla_attention(q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Tensor,
                   kpe_cache: torch.Tensor, qo_indptr, kv_indptr, kv_indices: torch.Tensor,
                   kv_len_arr, page_size: int, causal: bool, sm_scale: float,
-                  dtype: torch.dtype = torch.float32):
+                  dtype: torch.dtype = torch.float32, *, ckv_scale: float | None = None,
+                  kpe_scale: float | None = None):
     """Absorbed MLA over a paged cache.
 
     q_nope [T, H, 512], q_pe [T, H, 64], ckv_cache [P, page_size, 512], kpe_cache [P, page_size, 64]
+    (16-bit, or float8_e4m3fn with ckv_scale / kpe_scale: real value = stored value x scale,
+    FlashInfer's meaning; None = 1.0)
     qo_indptr [B+1], kv_indptr [B+1] (into kv_indices, in pages), kv_len_arr [B] (tokens).
     Returns (out [T, H, 512] in ``dtype``, lse [T, H] base 2 in ``dtype``).
     Rows that see no KV token get o = 0 and lse = -inf.
@@ -28,6 +31,8 @@ def mla_attention(q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Ten
     kv_indptr = [int(x) for x in torch.as_tensor(kv_indptr).tolist()]
     kv_len_arr = [int(x) for x in torch.as_tensor(kv_len_arr).tolist()]
     T, H, D = q_nope.shape
+    if ckv_cache.element_size() == 1:  # an fp8 cache: converted whole, then gathered
+        ckv_cache, kpe_cache = ckv_cache.to(dtype), kpe_cache.to(dtype)
     out = torch.zeros(T, H, D, dtype=dtype, device=q_nope.device)
     lse = torch.full((T, H), -math.inf, dtype=dtype, device=q_nope.device)
     for r in range(len(kv_len_arr)):
@@ -39,6 +44,10 @@ def mla_attention(q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Ten
         pages = kv_indices[kv_indptr[r]: kv_indptr[r] + num_pages].long()
         ckv = ckv_cache[pages].reshape(-1, ckv_cache.shape[-1])[:L].to(dtype)   # [L, 512]
         kpe = kpe_cache[pages].reshape(-1, kpe_cache.shape[-1])[:L].to(dtype)   # [L, 64]
+        if ckv_scale is not None:
+            ckv = ckv * ckv_scale
+        if kpe_scale is not None:
+            kpe = kpe * kpe_scale
         qn = q_nope[q0:q1].to(dtype)  # [q, H, 512]
         qp = q_pe[q0:q1].to(dtype)
         s = (torch.einsum("qhd,ld->qhl", qn, ckv) + torch.einsum("qhd,ld->qhl", qp, kpe)) * sm_scale

@@ -5,8 +5,8 @@ torch.float8_e4m3fn paged cache, with FlashInfer's keyword-only run(ckv_scale=, 
 CPU tests: backend selection (why_not / resolve), the kernel spec and warmup specs, run()'s
 signature (the e4m3 library's compile test is test_sm90_backend.py::test_compile_sm90_bf16).
 GPU tests (Hopper only; they skip elsewhere, except the ones checking that other GPUs refuse an
-fp8 cache) compare against reference.mla_attention on the dequantized cache
-(cache.float() * scale), with NaN-poisoned outputs, as tests/test_wrapper.py does.
+fp8 cache) compare against reference.mla_attention on the dequantized cache (it takes the
+scales), with NaN-poisoned outputs, through tests/test_wrapper.py's check.
 """
 from __future__ import annotations
 
@@ -146,6 +146,25 @@ def test_sm90_warmup_specs_fp8_kv():
     assert fp8 not in warmup_specs(["sm_90a"], dtypes=["bf16", "fp16"], families=["sm90"])
 
 
+def test_reference_dequantizes_an_fp8_cache_with_its_scales():
+    """reference.mla_attention over an e4m3 cache with ckv_scale / kpe_scale equals it over the
+    float32 values stored x scale (each scale on its own cache); without scales, stored x 1."""
+    b = make_fp8_batch([37, 0, 130], 2, 4, 16, torch.bfloat16, seed=3, device="cpu")
+    args = (b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], 16, True, SM_SCALE)
+    o, l = mla_attention(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], *args, ckv_scale=0.37,
+                         kpe_scale=1.9)
+    o_ref, l_ref = mla_attention(b["q_nope"], b["q_pe"], b["ckv"].float() * 0.37,
+                                 b["kpe"].float() * 1.9, *args)
+    torch.testing.assert_close(o, o_ref, rtol=0, atol=0)
+    torch.testing.assert_close(l, l_ref, rtol=0, atol=0)
+    o1, _ = mla_attention(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], *args)
+    o1_ref, _ = mla_attention(b["q_nope"], b["q_pe"], b["ckv"].float(), b["kpe"].float(), *args)
+    torch.testing.assert_close(o1, o1_ref, rtol=0, atol=0)
+    swapped, _ = mla_attention(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], *args, ckv_scale=1.9,
+                               kpe_scale=0.37)
+    assert not torch.allclose(swapped, o)
+
+
 def test_run_takes_keyword_only_scales():
     """FlashInfer's names, keyword-only, default None (= 1.0)."""
     from mla_wrapper import BatchMLAPagedAttentionWrapper
@@ -281,8 +300,8 @@ def test_fp8_nan_codes_propagate(workspace, poison, dtype, page_size):
     w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse, **scales(b))
     assert torch.isnan(out[:2]).all()
     ref_o, ref_lse = mla_attention(
-        b["q_nope"], b["q_pe"], b["ckv"].float() * 0.37, b["kpe"].float() * 1.9, b["qo_indptr"],
-        b["kv_indptr"], b["kv_indices"], b["kv_len"], page_size, False, SM_SCALE)
+        b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], b["qo_indptr"], b["kv_indptr"],
+        b["kv_indices"], b["kv_len"], page_size, False, SM_SCALE, **scales(b))
     assert not torch.isnan(out[2]).any() and not torch.isnan(lse[2]).any()
     assert rel_error(out[2], ref_o[2]) < TOL[b["dtype"]]
     assert (lse[2].double() - ref_lse[2].to(lse.device).double()).abs().max() < LSE_ABS_TOL_FP8

@@ -25,11 +25,9 @@ bf16 = torch.bfloat16
 def _cpu_run(w, q_nope, q_pe, ckv, kpe, out, lse, base_e, ckv_scale=None, kpe_scale=None):
     """What wrapper.run computes, from the reference (the planned batch lives on ``w``; an fp8
     cache is dequantized with its scales)."""
-    if ckv.dtype == torch.float8_e4m3fn:
-        ckv = ckv.float() * (1.0 if ckv_scale is None else ckv_scale)
-        kpe = kpe.float() * (1.0 if kpe_scale is None else kpe_scale)
     o, l = mla_attention(q_nope, q_pe, ckv, kpe, w.qo_indptr, w.kv_indptr, w.kv_indices,
-                         w.kv_len, ckv.shape[1], w.causal, SM_SCALE)
+                         w.kv_len, ckv.shape[1], w.causal, SM_SCALE, ckv_scale=ckv_scale,
+                         kpe_scale=kpe_scale)
     out.copy_(o.to(out.dtype))
     if lse is not None:
         lse.copy_(l * math.log(2.0) if base_e else l)
@@ -275,9 +273,9 @@ def test_compile_fp8_cache_scales_reach_the_kernel_cpu(cpu_kernels):
     torch._dynamo.reset()
     explain = torch._dynamo.explain(step)(q, cache8, 0.37, 1.9)
     assert explain.graph_break_count == 0, explain.break_reasons
-    ref, _ = mla_attention(q[..., :512], q[..., 512:], cache8[..., :512].float() * 0.37,
-                           cache8[..., 512:].float() * 1.9, w.qo_indptr, w.kv_indptr,
-                           w.kv_indices, w.kv_len, 16, False, SM_SCALE)
+    ref, _ = mla_attention(q[..., :512], q[..., 512:], cache8[..., :512], cache8[..., 512:],
+                           w.qo_indptr, w.kv_indptr, w.kv_indices, w.kv_len, 16, False,
+                           SM_SCALE, ckv_scale=0.37, kpe_scale=1.9)
     compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
     out = compiled(q, cache8, 0.37, 1.9)
     assert rel_error(out, ref) < 1e-2

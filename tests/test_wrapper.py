@@ -71,13 +71,9 @@ def check(b, out, lse, causal, lse_base_e=False):
     """out / lse against the reference (float32 math; an fp8 cache dequantized with b's
     scales, and held to the looser lse tolerances above)."""
     fp8 = b["ckv"].dtype == FP8
-    ckv, kpe = b["ckv"], b["kpe"]
-    if fp8:
-        ckv = ckv.float() * (1.0 if b.get("ckv_scale") is None else b["ckv_scale"])
-        kpe = kpe.float() * (1.0 if b.get("kpe_scale") is None else b["kpe_scale"])
-    ref_o, ref_lse = mla_attention(b["q_nope"], b["q_pe"], ckv, kpe, b["qo_indptr"],
+    ref_o, ref_lse = mla_attention(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], b["qo_indptr"],
                                    b["kv_indptr"], b["kv_indices"], b["kv_len"], b["page_size"],
-                                   causal, SM_SCALE)
+                                   causal, SM_SCALE, **scales(b))
     if lse_base_e:
         ref_lse = ref_lse * math.log(2.0)
     assert out.dtype == b["dtype"]
