@@ -43,9 +43,10 @@ def spec(dtype, arch: str, device=None, kv_dtype=None) -> KernelSpec:
     """The kernel library for q/kv dtype ``dtype`` ('bf16' / 'fp16' or a torch dtype) on
     ``arch``, which must be sm_90a ('9.0a' and 'sm_90a' both name it); ValueError otherwise.
     ``kv_dtype`` torch.float8_e4m3fn (or 'fp8_e4m3'): the library for ``dtype`` queries over an
-    fp8 e4m3 cache (its kernel widens each tile to ``dtype`` in shared memory, times the run's
-    ckv_scale / kpe_scale); None or ``dtype``: the 16-bit cache's. ``device`` is accepted for
-    the planned-family interface (one configuration fits every SM90 GPU)."""
+    fp8 e4m3 cache (its kernel widens each tile to f16 in shared memory and runs both GEMMs in
+    f16, the query converted row by row; the run's ckv_scale / kpe_scale are folded in); None
+    or ``dtype``: the 16-bit cache's. ``device`` is accepted for the planned-family interface
+    (one configuration fits every SM90 GPU)."""
     from ..jit import env  # noqa: PLC0415
 
     normalized = env.normalize_arch(arch)

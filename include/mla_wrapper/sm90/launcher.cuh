@@ -452,9 +452,9 @@ template <typename T, typename Kv = PagedKv, typename TKv = T>
 int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name,
         const Kv& kvm = Kv()) {
   if (int st = check_run_args(plan, args, name, kRowsPerTile, kKvTile)) return st;
-  // An e4m3 cache: the kernel widens its latent values exactly and leaves the scales to the
-  // score scale (sm_scale x ckv_scale) and the output (x ckv_scale, consume's kScaleOut); only
-  // the rope block is multiplied, by kpe_scale / ckv_scale (dequant_tile).
+  // An e4m3 cache: the kernel widens its values exactly (to f16) and leaves the scales to the
+  // score scale (sm_scale x ckv_scale) and the output (x ckv_scale, consume's kE4m3); the
+  // query's rope columns are multiplied by kpe_scale / ckv_scale (q_to_f16).
   MlaRunArgs folded;
   if constexpr (std::is_same<TKv, KvE4m3>::value) {
     if (int st = check_e4m3_args(args, name)) return st;

@@ -479,9 +479,8 @@ __device__ __forceinline__ void sts128(uint32_t addr, uint4 v) {
                "r"(v.z), "r"(v.w)
                : "memory");
 }
-template <typename T>
 __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint32_t parity,
-                                             uint64_t* full, float rope_scale, int tid, int seq) {
+                                             uint64_t* full, int tid, int seq) {
   if (tid < 32) mbar_wait(raw, parity);
   MLAW_TRACE(seq, 27);
   named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
@@ -502,7 +501,7 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
 #pragma unroll
     for (int k = 0; k < 4; ++k) r[k] = lds64(src(4 * b + k));
 #pragma unroll
-    for (int k = 0; k < 4; ++k) sts128(dst(4 * b + k), widen_e4m3x8<T>(r[k]));
+    for (int k = 0; k < 4; ++k) sts128(dst(4 * b + k), widen_e4m3x8(r[k]));
   };
 #pragma unroll
   for (int b = 0; b < 4; ++b) widen(b);        // 16-bit blocks 0-3
@@ -515,12 +514,12 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   for (int k = 0; k < 4; ++k) r[k] = lds64(src(28 + k));  // block 7's
   named_barrier(kBarWiden, kProducerThreads);  // blocks 6-7's read
 #pragma unroll
-  for (int k = 0; k < 4; ++k) sts128(dst(28 + k), widen_e4m3x8<T>(r[k]));
+  for (int k = 0; k < 4; ++k) sts128(dst(28 + k), widen_e4m3x8(r[k]));
 #pragma unroll
   for (int k = 0; k < 4; ++k) r[k] = lds64(src(32 + k));  // the rope block's
   named_barrier(kBarWiden, kProducerThreads);  // the rope block's read
 #pragma unroll
-  for (int k = 0; k < 4; ++k) sts128(dst(32 + k), widen_e4m3x8<T, true>(r[k], rope_scale));
+  for (int k = 0; k < 4; ++k) sts128(dst(32 + k), widen_e4m3x8(r[k]));
   // (before the arrival: the consumers' wgmma reads and the stage's next TMA writes are
   // async-proxy accesses)
   fence_proxy_async();
@@ -586,8 +585,8 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     if constexpr (kE4m3) {
       if (pending >= 0) {
         const int st = pending % kStages;
-        dequant_tile<T>(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
-                        &full[st], args.kpe_scale, tid, pending);
+        dequant_tile(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1, &full[st],
+                     tid, pending);
         pending = -1;
       }
     }
@@ -886,6 +885,75 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
   }
 }
 
+// An e4m3 cache's GEMMs run in f16 whatever the query's element, so that the producer's
+// widening is one cvt a pair (dequant_tile). The scoring warpgroup converts each item's landed
+// Q tile in place: a valid row's values (its rope columns first times args.kpe_scale, the
+// launcher's kpe_scale / ckv_scale) times a power of two that puts the row's largest |value|
+// in [2^14, 2^15), rounded to f16 once (exact for a bf16 or f16 value unless it lies below
+// ~2^-29 of the row's largest). Thread (warp w, lane l) converts its softmax rows rows[0..1],
+// the quad's lane q = l % 4 the 16-byte chunks q and q + 4 of every column block; each row's
+// score scale (scale_log2) is divided by its power of two (sl). Rows past valid_rows stay as
+// they are (their scores are masked) with the plain score scale.
+constexpr int kBarQF16 = 10;  // scorer named barrier (128 threads): Q converted to f16
+template <typename T>
+__device__ __forceinline__ void q_to_f16(char* q_tile, const int (&rows)[2], int valid_rows,
+                                         float rope_scale, float scale_log2, int lane,
+                                         float (&sl)[2]) {
+  const int q = lane % 4;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = rows[r];
+    // chunk j (0..17): column block j / 2, 16-byte chunk q + 4 (j % 2) of the row
+    auto chunk = [&](int j) {
+      return reinterpret_cast<uint4*>(q_tile + (j / 2) * kQBlockBytes + row * kRowBytes +
+                                      (((q + 4 * (j % 2)) ^ (row % 8)) << 4));
+    };
+    constexpr int kChunks = 2 * kColBlocks;
+    constexpr int kRopeChunk = 2 * (kColBlocks - 1);  // chunks 16, 17: the rope columns
+    const bool valid = row < valid_rows;
+    float mx = 0.f;
+    if (valid) {
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+        const uint4 v = *chunk(j);
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+        float m = 0.f;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float2 f = ElementTraits<T>::unpack(w[i]);
+          m = fmaxf(m, fmaxf(fabsf(f.x), fabsf(f.y)));
+        }
+        mx = fmaxf(mx, j >= kRopeChunk ? m * rope_scale : m);
+      }
+    }
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    // 2^k with mx 2^k in [2^14, 2^15): k = 14 - (exponent of mx); 1 for a zero, subnormal or
+    // non-finite maximum
+    const int e = int(__float_as_uint(mx) >> 23) & 0xff;  // biased exponent (mx >= 0)
+    const int k = e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
+    const float pow2 = __uint_as_float(uint32_t(127 + k) << 23);
+    sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
+    if (valid) {
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+        const uint4 v = *chunk(j);
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+        const float f = j >= kRopeChunk ? pow2 * rope_scale : pow2;
+        uint32_t h[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float2 x = ElementTraits<T>::unpack(w[i]);
+          h[i] = ElementTraits<__half>::pack(x.x * f, x.y * f);
+        }
+        *chunk(j) = make_uint4(h[0], h[1], h[2], h[3]);
+      }
+    }
+  }
+  fence_proxy_async();  // (the score GEMMs read Q through the async proxy)
+  named_barrier(kBarQF16, 128);
+}
+
 constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
 #ifndef MLAW_SM90_VOTE_MAX  // 0: every tile's row maxima through shuffles (A/B builds)
 #define MLAW_SM90_VOTE_MAX 1
@@ -1027,12 +1095,15 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // between an item's start and its first score GEMM grew, and every launch that starts with a
 // cold L2 (instructions fetched from DRAM) ran 1-3 us longer at B=1, on either path
 // (H100, 2026-11-26, logs/sm90_s16_h100_2026-11-26 runs 2-4).
-// kScaleOut: the output rows times args.ckv_scale (an e4m3 cache's scale, launcher.cuh run).
-template <typename T, bool kQTma, bool kEarlyQ, bool kScaleOut, typename Kv>
+// kE4m3: an e4m3 cache (launcher.cuh run): the GEMMs in f16 (TG) on the Q tile q_to_f16
+// converts, the output rows times args.ckv_scale.
+template <typename T, bool kQTma, bool kEarlyQ, bool kE4m3, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const QTensorMaps& qm, const CtaStart<Kv>& start,
                                         char* smem,
                                         uint64_t* full, uint64_t* empty) {
+  using TG = std::conditional_t<kE4m3, __half, T>;  // the GEMMs' operand element
+  static_assert(!kE4m3 || kScorers == 1, "q_to_f16 gives the row scales to one scorer");
   const int ctid = threadIdx.x - 128;  // 0..255
   const int w_begin = start.w_begin(), w_end = start.w_end();
   // (a shuffle from lane 0 tells the compiler g is warp-uniform: what derives from it, like the
@@ -1088,6 +1159,12 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       }
       MLAW_TRACE(seq0, 18);
       if (g == 0 && w == w_begin) MLAW_SPAN(7, global_timer());
+    }
+    // the score scale of this thread's rows (an e4m3 cache: over their power of two, q_to_f16)
+    float sl[2] = {scale_log2, scale_log2};
+    if constexpr (kE4m3) {
+      if (g == 0 && item.num_tiles > 0)
+        q_to_f16<T>(smem + kSmemQ, rows, item.valid_rows, args.kpe_scale, scale_log2, lane, sl);
     }
     q_issued = q_next;
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
@@ -1148,7 +1225,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         if (scorer) {
           fence_operands(s);
           if (!MLAW_SM90_PROBE_NO_S) {
-            issue_scores<T>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
+            issue_scores<TG>(s, q_smem, kv_smem + stage * kKvStageBytes, g);
           } else {
 #pragma unroll
             for (int i = 0; i < kScoreTokens / 2; ++i) s[i] = 0.f;
@@ -1224,7 +1301,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
             for (int w = kNb / 2; w >= 1; w /= 2)
 #pragma unroll
               for (int j = 0; j < w; ++j) v[j] = fmaxf(v[j], v[j + w]);
-            mx[r] = v[0] * scale_log2;
+            mx[r] = v[0] * sl[r];
           }
           // With one scorer and no exact max to report, a warp whose scores all stay within
           // kRescaleSlack of their rows' running max (after an item's first tiles, nearly every
@@ -1290,12 +1367,12 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
               const int col_chunk = (g * kScoreTokens) / 8 + j;
 #pragma unroll
               for (int r = 0; r < 2; ++r) {
-                const float p0 = fast_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -m_use[r]));
-                const float p1 = fast_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -m_use[r]));
+                const float p0 = fast_exp2(fmaf(s[4 * j + 2 * r], sl[r], -m_use[r]));
+                const float p1 = fast_exp2(fmaf(s[4 * j + 2 * r + 1], sl[r], -m_use[r]));
                 l_run[r] += p0 + p1;
                 *reinterpret_cast<uint32_t*>(p_ptr + rows[r] * kRowBytes +
                                              ((col_chunk ^ (rows[r] % 8)) << 4) + 4 * (lane % 4)) =
-                    ElementTraits<T>::pack(p0, p1);
+                    ElementTraits<TG>::pack(p0, p1);
               }
             }
             fence_proxy_async();
@@ -1315,7 +1392,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
           }
           fence_operands(o);
           if (!MLAW_SM90_PROBE_NO_PV)
-            issue_pv<T, h * kKvTile / 16 / kHalves, (h + 1) * kKvTile / 16 / kHalves>(
+            issue_pv<TG, h * kKvTile / 16 / kHalves, (h + 1) * kKvTile / 16 / kHalves>(
                 o, p_smem, kv_smem + stage * kKvStageBytes, g);
         };
         half(std::integral_constant<int, 0>{});
@@ -1366,7 +1443,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       const int row = rows[r];
       const float l = red_sum[row] + red_sum[kRowsPerTile + row];
       inv[r] = pair ? 1.f : l > 0.f ? 1.f / l : 0.f;
-      if constexpr (kScaleOut) inv[r] *= args.ckv_scale;  // (lse stays: the scores were scaled)
+      if constexpr (kE4m3) inv[r] *= args.ckv_scale;  // (lse stays: the scores were scaled)
       if (g == 0 && keep == 0 && lane % 4 == 0 && row < item.valid_rows) {
         const int grow = item.row0 + row;
         const int64_t token = item.qo_start + heads.div(grow);

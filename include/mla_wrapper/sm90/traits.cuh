@@ -237,30 +237,18 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-// Eight e4m3 values (8 bytes, the first in the lowest byte) as eight 16-bit T values: e4m3 ->
-// f16 is exact (cvt.rn.f16x2.e4m3x2), and so is f16 -> bf16 for e4m3 values; kScaled: each
-// times `scale`, the product rounded once, to T.
-template <typename T, bool kScaled = false>
-__device__ __forceinline__ uint4 widen_e4m3x8(uint2 v, float scale = 1.f) {
-  uint32_t w[4], h[4];
+// Eight e4m3 values (8 bytes, the first in the lowest byte) as eight f16 values (exact:
+// cvt.rn.f16x2.e4m3x2, one instruction a pair). An e4m3 cache's GEMMs run in f16 whatever the
+// query's element (consume's Q conversion), so the widening is these four instructions.
+__device__ __forceinline__ uint4 widen_e4m3x8(uint2 v) {
+  uint32_t h[4];
 #pragma unroll
   for (int i = 0; i < 2; ++i)
     asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %2;\n cvt.rn.f16x2.e4m3x2 %0, lo;\n"
         " cvt.rn.f16x2.e4m3x2 %1, hi;\n}"
         : "=r"(h[2 * i]), "=r"(h[2 * i + 1])
         : "r"(i == 0 ? v.x : v.y));
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const uint32_t h2 = h[i];
-    if constexpr (std::is_same<T, __half>::value && !kScaled) {
-      w[i] = h2;
-    } else {
-      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h2));
-      w[i] = kScaled ? ElementTraits<T>::pack(f.x * scale, f.y * scale)
-                     : ElementTraits<T>::pack(f.x, f.y);
-    }
-  }
-  return make_uint4(w[0], w[1], w[2], w[3]);
+  return make_uint4(h[0], h[1], h[2], h[3]);
 }
 
 // Arrives on `bar` once every cp.async this thread issued so far has completed (the arrival
