@@ -460,14 +460,12 @@ constexpr bool kKvFirstMultiTile = MLAW_SM90_KV_FIRST_MULTI_TILE != 0;
 // landed (on `raw`): 16-byte chunk j of this thread (j = 0..35: column block j / 4, token
 // tid / 8 + 16 (j % 4), 8 columns from 8 (tid % 8)) is read as 8 bytes from the stage's e4m3
 // area (config.h kRawOffset) and written as 8 16-bit values to its swizzled place, then every
-// thread arrives on `full`. The latent's values go over exactly; the cache's scales are folded
-// into the score scale and the output (launcher.cuh run), except the rope block's ratio
-// kpe_scale / ckv_scale (args.kpe_scale as the kernel gets it). The blocks go in order of
-// address, a block's 4 chunks of a thread in flight at a time; a block's 16-bit rows land only
-// over e4m3 bytes that every thread has read (named barriers between the phases): 16-bit
-// blocks 0-3 lie below the e4m3 bytes, blocks 4-5 cover the sources of blocks 0-3 (latent boxes
-// 0-1), block 6 those of 2-5, block 7 those of 4-7 (so block 7's own bytes are read before its
-// barrier), block 8 (the rope columns) those of 6-7 and its own.
+// thread arrives on `full`. The values go over exactly (to f16: the GEMMs of an e4m3 cache run
+// in f16, q_to_f16); the cache's scales are folded into the score scale, the query's rope
+// columns and the output (launcher.cuh run). A block's 16-bit rows land only over e4m3 bytes
+// that every thread has read (named barriers between the phases): 16-bit blocks 0-3 lie below
+// the e4m3 bytes, blocks 4-5 cover the sources of blocks 0-3 (latent boxes 0-1), block 6
+// those of 2-5, block 7 those of 4-7, block 8 (the rope columns) those of 6-7 and its own.
 constexpr int kBarWiden = 9;  // producer named barrier (128 threads): dequant_tile's phases
 __device__ __forceinline__ uint2 lds64(uint32_t addr) {
   uint2 v;
@@ -495,31 +493,35 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
                : stage + kRawOffset + kRawRopeOffset + (t + 16 * m) * kRawRopeRowBytes + c * 8;
   };
   auto dst = [&](int j) { return dst0 + (j / 4) * kKvBlockBytes + (j % 4) * 16 * kRowBytes; };
-  uint2 r[4];
-  // column block b (chunks 4 b .. 4 b + 3): its four loads in flight, then their stores
-  auto widen = [&](int b) {
+  // Eight loads of a thread in flight at a time (the asm's memory clobbers keep this order;
+  // 72 registers hold no more): the sources of blocks 0-1, their stores, of 2-3, their stores,
+  // of 4-5 | (every thread has read boxes 0-1) the stores of 4-5, the sources of 6-7 | (box 3
+  // read) the stores of 6-7, the rope's sources | (read) the rope's stores. (Four loads in
+  // flight and four barriers: ~2400 clocks a tile on the H200.)
+  uint2 r[8];
+  auto load8 = [&](int j0) {
 #pragma unroll
-    for (int k = 0; k < 4; ++k) r[k] = lds64(src(4 * b + k));
-#pragma unroll
-    for (int k = 0; k < 4; ++k) sts128(dst(4 * b + k), widen_e4m3x8(r[k]));
+    for (int j = 0; j < 8; ++j) r[j] = lds64(src(j0 + j));
   };
+  auto store8 = [&](int j0) {
 #pragma unroll
-  for (int b = 0; b < 4; ++b) widen(b);        // 16-bit blocks 0-3
-  named_barrier(kBarWiden, kProducerThreads);  // e4m3 blocks 0-3 read by every thread
-  widen(4);
-  widen(5);
-  named_barrier(kBarWiden, kProducerThreads);  // blocks 4-5's e4m3 bytes read
-  widen(6);
+    for (int j = 0; j < 8; ++j) sts128(dst(j0 + j), widen_e4m3x8(r[j]));
+  };
+  load8(0);
+  store8(0);
+  load8(8);
+  store8(8);
+  load8(16);
+  named_barrier(kBarWiden, kProducerThreads);  // boxes 0-1 read by every thread
+  store8(16);
+  load8(24);
+  named_barrier(kBarWiden, kProducerThreads);  // boxes 2-3 read
+  store8(24);
 #pragma unroll
-  for (int k = 0; k < 4; ++k) r[k] = lds64(src(28 + k));  // block 7's
-  named_barrier(kBarWiden, kProducerThreads);  // blocks 6-7's read
+  for (int j = 0; j < 4; ++j) r[j] = lds64(src(32 + j));
+  named_barrier(kBarWiden, kProducerThreads);  // the rope block read
 #pragma unroll
-  for (int k = 0; k < 4; ++k) sts128(dst(28 + k), widen_e4m3x8(r[k]));
-#pragma unroll
-  for (int k = 0; k < 4; ++k) r[k] = lds64(src(32 + k));  // the rope block's
-  named_barrier(kBarWiden, kProducerThreads);  // the rope block's read
-#pragma unroll
-  for (int k = 0; k < 4; ++k) sts128(dst(32 + k), widen_e4m3x8(r[k]));
+  for (int j = 0; j < 4; ++j) sts128(dst(32 + j), widen_e4m3x8(r[j]));
   // (before the arrival: the consumers' wgmma reads and the stage's next TMA writes are
   // async-proxy accesses)
   fence_proxy_async();
@@ -886,72 +888,76 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 }
 
 // An e4m3 cache's GEMMs run in f16 whatever the query's element, so that the producer's
-// widening is one cvt a pair (dequant_tile). The scoring warpgroup converts each item's landed
-// Q tile in place: a valid row's values (its rope columns first times args.kpe_scale, the
-// launcher's kpe_scale / ckv_scale) times a power of two that puts the row's largest |value|
-// in [2^14, 2^15), rounded to f16 once (exact for a bf16 or f16 value unless it lies below
-// ~2^-29 of the row's largest). Thread (warp w, lane l) converts its softmax rows rows[0..1],
-// the quad's lane q = l % 4 the 16-byte chunks q and q + 4 of every column block; each row's
-// score scale (scale_log2) is divided by its power of two (sl). Rows past valid_rows stay as
-// they are (their scores are masked) with the plain score scale.
-constexpr int kBarQF16 = 10;  // scorer named barrier (128 threads): Q converted to f16
+// widening is one cvt a pair (dequant_tile). Both consumer warpgroups convert each item's
+// landed Q tile in place: a valid row's values (its rope columns first times args.kpe_scale,
+// the launcher's kpe_scale / ckv_scale) times a power of two that puts the row's largest
+// |value| in [2^14, 2^15), rounded to f16 once (exact for a bf16 or f16 value unless it lies
+// below ~2^-29 of the row's largest). Thread (g, warp w, lane l) converts 16-byte chunk
+// 4 g + l % 4 of every column block of its softmax rows rows[0..1]: one load of each chunk, the
+// rows' maxima over the quad by shuffles and over the two warpgroups through `red` ([2][64]
+// floats, red_sum: free until the epilogue), then the stores. sl: each row's score scale
+// (scale_log2) over its power of two. Rows past valid_rows stay as they are (their scores are
+// masked) with the plain score scale.
+constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): q_to_f16's phases
 template <typename T>
-__device__ __forceinline__ void q_to_f16(char* q_tile, const int (&rows)[2], int valid_rows,
-                                         float rope_scale, float scale_log2, int lane,
-                                         float (&sl)[2]) {
-  const int q = lane % 4;
+__device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&rows)[2],
+                                         int valid_rows, float rope_scale, float scale_log2,
+                                         int g, int lane, float (&sl)[2]) {
+  const int u = 4 * g + lane % 4;  // this thread's chunk of each column block's row
+  auto chunk = [&](int row, int b) {
+    return reinterpret_cast<uint4*>(q_tile + b * kQBlockBytes + row * kRowBytes +
+                                    ((u ^ (row % 8)) << 4));
+  };
+  float mx[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const int row = rows[r];
-    // chunk j (0..17): column block j / 2, 16-byte chunk q + 4 (j % 2) of the row
-    auto chunk = [&](int j) {
-      return reinterpret_cast<uint4*>(q_tile + (j / 2) * kQBlockBytes + row * kRowBytes +
-                                      (((q + 4 * (j % 2)) ^ (row % 8)) << 4));
-    };
-    constexpr int kChunks = 2 * kColBlocks;
-    constexpr int kRopeChunk = 2 * (kColBlocks - 1);  // chunks 16, 17: the rope columns
-    const bool valid = row < valid_rows;
-    float mx = 0.f;
-    if (valid) {
+    mx[r] = 0.f;
+    if (rows[r] < valid_rows) {
 #pragma unroll
-      for (int j = 0; j < kChunks; ++j) {
-        const uint4 v = *chunk(j);
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+      for (int b = 0; b < kColBlocks; ++b) {
+        const uint4 x4 = *chunk(rows[r], b);
+        const uint32_t w[4] = {x4.x, x4.y, x4.z, x4.w};
         float m = 0.f;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const float2 f = ElementTraits<T>::unpack(w[i]);
           m = fmaxf(m, fmaxf(fabsf(f.x), fabsf(f.y)));
         }
-        mx = fmaxf(mx, j >= kRopeChunk ? m * rope_scale : m);
+        mx[r] = fmaxf(mx[r], b == kColBlocks - 1 ? m * rope_scale : m);
       }
     }
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    // 2^k with mx 2^k in [2^14, 2^15): k = 14 - (exponent of mx); 1 for a zero, subnormal or
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    if (lane % 4 == 0) red[g * kRowsPerTile + rows[r]] = mx[r];
+  }
+  named_barrier(kBarQF16, kConsumerThreads);  // both warpgroups' row maxima in red
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float m = fmaxf(mx[r], red[(1 - g) * kRowsPerTile + rows[r]]);
+    // 2^k with m 2^k in [2^14, 2^15): k = 14 - (m's exponent); 1 for a zero, subnormal or
     // non-finite maximum
-    const int e = int(__float_as_uint(mx) >> 23) & 0xff;  // biased exponent (mx >= 0)
+    const int e = int(__float_as_uint(m) >> 23) & 0xff;  // biased exponent (m >= 0)
     const int k = e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
     const float pow2 = __uint_as_float(uint32_t(127 + k) << 23);
     sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
-    if (valid) {
+    if (rows[r] < valid_rows) {
 #pragma unroll
-      for (int j = 0; j < kChunks; ++j) {
-        const uint4 v = *chunk(j);
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-        const float f = j >= kRopeChunk ? pow2 * rope_scale : pow2;
+      for (int b = 0; b < kColBlocks; ++b) {
+        const uint4 x4 = *chunk(rows[r], b);  // (read again: kept, 72 registers spilled)
+        const uint32_t w[4] = {x4.x, x4.y, x4.z, x4.w};
+        const float f = b == kColBlocks - 1 ? pow2 * rope_scale : pow2;
         uint32_t h[4];
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const float2 x = ElementTraits<T>::unpack(w[i]);
           h[i] = ElementTraits<__half>::pack(x.x * f, x.y * f);
         }
-        *chunk(j) = make_uint4(h[0], h[1], h[2], h[3]);
+        *chunk(rows[r], b) = make_uint4(h[0], h[1], h[2], h[3]);
       }
     }
   }
   fence_proxy_async();  // (the score GEMMs read Q through the async proxy)
-  named_barrier(kBarQF16, 128);
+  named_barrier(kBarQF16, kConsumerThreads);
 }
 
 constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
@@ -1103,7 +1109,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
                                         char* smem,
                                         uint64_t* full, uint64_t* empty) {
   using TG = std::conditional_t<kE4m3, __half, T>;  // the GEMMs' operand element
-  static_assert(!kE4m3 || kScorers == 1, "q_to_f16 gives the row scales to one scorer");
   const int ctid = threadIdx.x - 128;  // 0..255
   const int w_begin = start.w_begin(), w_end = start.w_end();
   // (a shuffle from lane 0 tells the compiler g is warp-uniform: what derives from it, like the
@@ -1163,8 +1168,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     // the score scale of this thread's rows (an e4m3 cache: over their power of two, q_to_f16)
     float sl[2] = {scale_log2, scale_log2};
     if constexpr (kE4m3) {
-      if (g == 0 && item.num_tiles > 0)
-        q_to_f16<T>(smem + kSmemQ, rows, item.valid_rows, args.kpe_scale, scale_log2, lane, sl);
+      if (item.num_tiles > 0)
+        q_to_f16<T>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale, scale_log2, g,
+                    lane, sl);
     }
     q_issued = q_next;
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
