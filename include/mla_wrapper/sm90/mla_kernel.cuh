@@ -208,6 +208,10 @@ namespace sm90 {
 #ifndef MLAW_SM90_PROBE_NO_S
 #define MLAW_SM90_PROBE_NO_S 0
 #endif
+// Probe (wrong results): an e4m3 cache's Q tile used as it lands, not converted (q_to_f16).
+#ifndef MLAW_SM90_PROBE_NO_QF16
+#define MLAW_SM90_PROBE_NO_QF16 0
+#endif
 #if MLAW_SM90_TRACE
 constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 29;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
@@ -1168,7 +1172,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     // the score scale of this thread's rows (an e4m3 cache: over their power of two, q_to_f16)
     float sl[2] = {scale_log2, scale_log2};
     if constexpr (kE4m3) {
-      if (item.num_tiles > 0)
+      if (item.num_tiles > 0 && !MLAW_SM90_PROBE_NO_QF16)
         q_to_f16<T>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale, scale_log2, g,
                     lane, sl);
     }
