@@ -897,11 +897,14 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 // the launcher's kpe_scale / ckv_scale) times a power of two that puts the row's largest
 // |value| in [2^14, 2^15), rounded to f16 once (exact for a bf16 or f16 value unless it lies
 // below ~2^-29 of the row's largest). Thread (g, warp w, lane l) converts 16-byte chunk
-// 4 g + l % 4 of every column block of its softmax rows rows[0..1]: one load of each chunk, the
-// rows' maxima over the quad by shuffles and over the two warpgroups through `red` ([2][64]
-// floats, red_sum: free until the epilogue), then the stores. sl: each row's score scale
+// 4 g + l % 4 of every column block of its softmax rows rows[0..1]: the rows' largest |value|
+// (as 16-bit magnitudes: the integer max of non-negative values is theirs) over the quad by
+// shuffles and over the two warpgroups through `red` ([2][64] floats, red_sum: free until the
+// epilogue), then each chunk read again, scaled and stored. sl: each row's score scale
 // (scale_log2) over its power of two. Rows past valid_rows stay as they are (their scores are
-// masked) with the plain score scale.
+// masked) with the plain score scale. The loops stay rolled: at B=1 this code runs once a CTA
+// from a cold instruction cache, and unrolled (~1000 instructions) it held the first score
+// GEMM ~6000 clocks after Q landed (H200, logs/sm90_s43_2026-11-28 run 4).
 constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): q_to_f16's phases
 template <typename T>
 __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&rows)[2],
@@ -912,51 +915,54 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
     return reinterpret_cast<uint4*>(q_tile + b * kQBlockBytes + row * kRowBytes +
                                     ((u ^ (row % 8)) << 4));
   };
+  auto max_abs = [](uint32_t m, const uint4& v) {  // 16-bit magnitudes, two a word
+    constexpr uint32_t kAbs = 0x7fff7fffu;
+    m = __vmaxu2(m, __vmaxu2(v.x & kAbs, v.y & kAbs));
+    return __vmaxu2(m, __vmaxu2(v.z & kAbs, v.w & kAbs));
+  };
+  auto to_float = [](uint32_t m) {  // the larger magnitude of a word's two, as a float
+    return ElementTraits<T>::unpack(max(m & 0xffffu, m >> 16)).x;
+  };
   float mx[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    mx[r] = 0.f;
-    if (rows[r] < valid_rows) {
-#pragma unroll
-      for (int b = 0; b < kColBlocks; ++b) {
-        const uint4 x4 = *chunk(rows[r], b);
-        const uint32_t w[4] = {x4.x, x4.y, x4.z, x4.w};
-        float m = 0.f;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float2 f = ElementTraits<T>::unpack(w[i]);
-          m = fmaxf(m, fmaxf(fabsf(f.x), fabsf(f.y)));
-        }
-        mx[r] = fmaxf(mx[r], b == kColBlocks - 1 ? m * rope_scale : m);
-      }
+    const int row = rows[r];
+    uint32_t m = 0, mr = 0;  // the latent's and the rope's
+    if (row < valid_rows) {
+#pragma unroll 4
+      for (int b = 0; b < kColBlocks - 1; ++b) m = max_abs(m, *chunk(row, b));
+      mr = max_abs(0u, *chunk(row, kColBlocks - 1));
     }
+    mx[r] = fmaxf(to_float(m), to_float(mr) * rope_scale);
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-    if (lane % 4 == 0) red[g * kRowsPerTile + rows[r]] = mx[r];
+    if (lane % 4 == 0) red[g * kRowsPerTile + row] = mx[r];
   }
   named_barrier(kBarQF16, kConsumerThreads);  // both warpgroups' row maxima in red
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const float m = fmaxf(mx[r], red[(1 - g) * kRowsPerTile + rows[r]]);
+    const int row = rows[r];
+    const float m = fmaxf(mx[r], red[(1 - g) * kRowsPerTile + row]);
     // 2^k with m 2^k in [2^14, 2^15): k = 14 - (m's exponent); 1 for a zero, subnormal or
-    // non-finite maximum
+    // non-finite maximum (a NaN's magnitude bits are the largest: so is its exponent)
     const int e = int(__float_as_uint(m) >> 23) & 0xff;  // biased exponent (m >= 0)
     const int k = e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
     const float pow2 = __uint_as_float(uint32_t(127 + k) << 23);
     sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
-    if (rows[r] < valid_rows) {
-#pragma unroll
+    if (row < valid_rows) {
+#pragma unroll 3
       for (int b = 0; b < kColBlocks; ++b) {
-        const uint4 x4 = *chunk(rows[r], b);  // (read again: kept, 72 registers spilled)
-        const uint32_t w[4] = {x4.x, x4.y, x4.z, x4.w};
+        uint4* p = chunk(row, b);
+        const uint4 v = *p;
         const float f = b == kColBlocks - 1 ? pow2 * rope_scale : pow2;
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
         uint32_t h[4];
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const float2 x = ElementTraits<T>::unpack(w[i]);
           h[i] = ElementTraits<__half>::pack(x.x * f, x.y * f);
         }
-        *chunk(rows[r], b) = make_uint4(h[0], h[1], h[2], h[3]);
+        *p = make_uint4(h[0], h[1], h[2], h[3]);
       }
     }
   }
