@@ -309,10 +309,13 @@ def print_trace(w, what):
                 continue
             z = t[c, 0, 16]
             line = ([f"CTA start {t[c, 0, 26] - z}"] if events > 26 else []) + \
-                [f"Q landed {t[c, 0, 18] - z}"]
+                [f"Q landed {t[c, 0, 18] - z}"] + \
+                ([f"Q converted {t[c, 0, 29] - z}"] if events > 29 and t[c, 0, 29] else [])
             for i in range(n):
                 e = t[c, i] - z
-                line.append(f"tile {i}: issued {e[15]} full {e[1]} S {e[2]} P0 {e[4]} "
+                raw = (f"landed {e[27]} widened {e[28]} " if events > 28 and t[c, i, 28]
+                       else "")  # an e4m3 tile's bytes in and widened
+                line.append(f"tile {i}: issued {e[15]} {raw}full {e[1]} S {e[2]} P0 {e[4]} "
                             f"PV {e[6]}/{e[13]}")
             line.append(f"epilogue: sums {t[c, 0, 20] - z} "
                         + (f"scales {t[c, 0, 24] - z} stmatrix {t[c, 0, 25] - z} "
@@ -333,7 +336,8 @@ def print_trace(w, what):
         starts = [i for i in range(n) if t[c, i, 16] != 0] + [n]
         items = []
         for a, b in zip(starts[:-1], starts[1:]):
-            items.append(f"[{b - a} tiles: start {t[c, a, 16] - z} Q {t[c, a, 18] - z} "
+            conv = (f"Q f16 {t[c, a, 29] - z} " if events > 29 and t[c, a, 29] else "")
+            items.append(f"[{b - a} tiles: start {t[c, a, 16] - z} Q {t[c, a, 18] - z} {conv}"
                          f"in {t[c, a, 1] - z} pv-done {t[c, b - 1, 6] - z} "
                          f"stored {t[c, a, 19] - z}]")
         print(f"  cta {c}: {n} tiles, {(t[c, n - 1, 6] - t[c, 0, 1]) / max(n - 1, 1):.0f} clocks "

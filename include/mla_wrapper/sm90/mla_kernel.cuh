@@ -172,7 +172,8 @@ namespace sm90 {
 // row sums (20), rows staged (21), rows stored (19); a cluster pair's barrier passed (22) and
 // exchange received or sent (23); the epilogue's row scales and lse done (24), its stmatrix
 // issued (25, before the warpgroup's barrier); the CTA's start (26, thread 0, with tile 0); an
-// e4m3 tile's bytes landed (27) and its widening done (28) (producer, per tile).
+// e4m3 tile's bytes landed (27) and its widening done (28) (producer, per tile); an e4m3
+// cache's Q tile converted (29, scorer, per item: q_to_f16).
 #ifndef MLAW_SM90_TRACE
 #define MLAW_SM90_TRACE 0
 #endif
@@ -213,7 +214,7 @@ namespace sm90 {
 #define MLAW_SM90_PROBE_NO_QF16 0
 #endif
 #if MLAW_SM90_TRACE
-constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 29;
+constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 30;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 #define MLAW_TRACE(seq, e)                                                              \
   do {                                                                                  \
@@ -1181,6 +1182,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       if (item.num_tiles > 0 && !MLAW_SM90_PROBE_NO_QF16)
         q_to_f16<T>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale, scale_log2, g,
                     lane, sl);
+      if (g == 0 && item.num_tiles > 0) MLAW_TRACE(seq0, 29);
     }
     q_issued = q_next;
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
