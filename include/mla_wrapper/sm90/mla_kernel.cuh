@@ -898,20 +898,23 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 // the launcher's kpe_scale / ckv_scale) times a power of two that puts the row's largest
 // |value| in [2^14, 2^15), rounded to f16 once (exact for a bf16 or f16 value unless it lies
 // below ~2^-29 of the row's largest). Thread (g, warp w, lane l) converts 16-byte chunk
-// 4 g + l % 4 of every column block of its softmax rows rows[0..1]: the rows' largest |value|
-// (as 16-bit magnitudes: the integer max of non-negative values is theirs) over the quad by
+// 4 h + l % 4 (half h = g ^ (l / 4 % 2): the eight lanes of a quarter warp reach eight bank
+// groups) of every column block of its softmax rows rows[0..1]: the rows' largest |value| (as
+// 16-bit magnitudes: the integer max of non-negative values is theirs) over the quad by
 // shuffles and over the two warpgroups through `red` ([2][64] floats, red_sum: free until the
 // epilogue), then each chunk read again, scaled and stored. sl: each row's score scale
 // (scale_log2) over its power of two. Rows past valid_rows stay as they are (their scores are
-// masked) with the plain score scale. The loops stay rolled: at B=1 this code runs once a CTA
-// from a cold instruction cache, and unrolled (~1000 instructions) it held the first score
-// GEMM ~6000 clocks after Q landed (H200, logs/sm90_s43_2026-11-28 run 4).
+// masked) with the plain score scale. Shared-memory bandwidth bounds it (the 72 KB tile read
+// twice and written once): with two lanes of a quarter warp on one bank group it took
+// ~4500-5700 clocks an item, at B=1 after the KV tile had landed (H200,
+// logs/sm90_s43_2026-11-28 runs 6-7). Keeping the chunks between the passes (one read) spilled
+// 200-440 bytes of the consumers' item state.
 constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): q_to_f16's phases
 template <typename T>
 __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&rows)[2],
                                          int valid_rows, float rope_scale, float scale_log2,
                                          int g, int lane, float (&sl)[2]) {
-  const int u = 4 * g + lane % 4;  // this thread's chunk of each column block's row
+  const int u = 4 * (g ^ (lane / 4 % 2)) + lane % 4;  // this thread's chunk of a block's row
   auto chunk = [&](int row, int b) {
     return reinterpret_cast<uint4*>(q_tile + b * kQBlockBytes + row * kRowBytes +
                                     ((u ^ (row % 8)) << 4));
