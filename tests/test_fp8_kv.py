@@ -260,6 +260,23 @@ def test_fp8_scales(workspace, poison, ckv_scale, kpe_scale):
 
 @hopper
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+def test_fp8_query_rows_far_apart_in_magnitude(workspace, poison, dtype):
+    """An fp8 cache's GEMMs run in f16, each query row converted times its own power of two:
+    heads scaled by 2^16 (bf16; fp16 2^13), 2^-12, 1 and 2^6 in every 64-row tile, the rope
+    columns times kpe_scale / ckv_scale = 256 (values past f16's range without the row scales:
+    bf16 rows up to ~3e5, rope products up to ~1e7), scales that keep the scores moderate."""
+    b = make_fp8_batch([700, 64, 1, 2500], 1, 128, 64, DTYPES[dtype], seed=23,
+                       ckv_scale=2.0 ** -14, kpe_scale=2.0 ** -6)
+    big = 2.0 ** 16 if dtype == "bf16" else 2.0 ** 13
+    f = torch.tensor([big, 2.0 ** -12, 1.0, 2.0 ** 6], device="cuda").repeat(32)  # per head
+    b["q_nope"].mul_(f[None, :, None].to(b["dtype"]))
+    b["q_pe"].mul_(f[None, :, None].to(b["dtype"]))
+    assert b["q_nope"].abs().max() > (65504 if dtype == "bf16" else 0)
+    plan_run_check(new_wrapper(workspace, backend="sm90"), b, False, poison)
+
+
+@hopper
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 def test_fp8_every_code(workspace, poison, dtype):
     """Every e4m3 code but NaN (subnormals, +-0, up to +-448) in the cache, scaled down so that
     the scores stay in a softmax's useful range: the widening to 16 bits is exact for each."""

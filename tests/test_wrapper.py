@@ -48,9 +48,10 @@ def make_batch(kv_lens, qo_len, heads, page_size, dtype, fused_cache=True, seed=
 
 FP8 = torch.float8_e4m3fn
 # lse (base 2) against the reference over an fp8 (e4m3) cache, on its dequantized values: the
-# kernel widens e4m3 to q's 16-bit type exactly but multiplies the rope block by kpe_scale /
-# ckv_scale (one rounding per element) before the products, so scores carry ~3e-3 of noise
-# where the scales are not powers of two; 16-bit caches are held to 1e-3 relative.
+# sm90 kernel widens e4m3 to f16 exactly and runs its GEMMs in f16, each query row converted
+# times a power of two, its rope columns times kpe_scale / ckv_scale (one f16 rounding an
+# element), and P in f16 (sessions before 43: bf16 operands for bf16 queries, the rope block
+# of the cache multiplied, ~3e-3 of score noise); 16-bit caches are held to 1e-3 relative.
 LSE_REL_TOL_FP8 = 2e-3
 LSE_ABS_TOL_FP8 = 0.05
 

@@ -108,41 +108,28 @@
 //   zeros in Q's unused rows (0.97-1.01x).
 // A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
 // whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
-// An FP8 (e4m3) cache (TKv = KvE4m3; dequant_tile and produce below): a tile's 36 KB of e4m3
-// bytes land (TMA boxes of 128-byte rows, or cp.async) in the upper half of its 72 KB stage, on
-// the stage's `raw` mbarrier; the producer waits for them and widens them in place to the 16-bit
-// swizzled layout (in address order, named barriers between the phases), then arrives on
-// `full`. The consumers, the ring and the plan are the 16-bit kernel's. The latent's values
-// widen exactly; the scales fold into the score scale and the output (launcher.cuh run), the
-// rope block alone is multiplied (kpe_scale / ckv_scale). A tile is widened just before the
-// producer waits for the next free stage, so the next tile's loads go out only after it; that
-// tile's TMA boxes are prefetched into L2 before the widening (kE4m3PrefetchL2).
-// H100 (logs/sm90_s41_2026-11-28 run 6; the 16-bit kernel and fa3 on the bf16 cache, same
-// process): the memory-bound rows 1.18-1.22x fa3 (1.2x the 16-bit kernel: half the bytes), the
-// middle H=16 rows about equal, the compute rows 0.80-0.91x fa3 (0.8x the 16-bit kernel: the
-// widening is ~22 instructions a 16-byte chunk on the producer's warps, beside the consumers',
-// and the loads of the next tile wait for it). Issuing the next tile's boxes from thread 0
-// between the widening's phases, once its stage was free, ran every fp8 row slower
-// (0.93-0.97x; run 9, early_issue.patch there). Next steps: fewer instructions a chunk (fp16
-// operands for the score and P V GEMMs would leave the e4m3 -> f16 cvt alone), or a warp of its
-// own for the issue.
-// H200 (logs/sm90_s42_2026-11-28): the memory rows 0.84-0.92x fa3 there (slower than the 16-bit
-// kernel: 4.2 TB/s makes its tiles come faster than the widening), middle H=16 1.06-1.07x,
-// compute 0.81-0.92x (run 1); with the L2 prefetch of a tile's boxes before the previous tile's
-// widening (kE4m3PrefetchL2, run 8) memory 0.95-1.02x (0.93-0.99x the 16-bit kernel), compute
-// 0.81-0.94x. Per-tile trace at H=128 B=128 L=4096 (run 2; check_sm90_dev.py --fp8 --trace,
-// events 27-28): period 4521 clocks (16-bit 3522): issue -> bytes in 1625,
-// widening 2565, widened -> scorer has it 173; the stage's release -> the producer passing its
-// wait 965 (133 in the 16-bit kernel: the producer is still widening), so a stage's cycle is
-// load + widening + math + that wait, two stages overlapping. The widening's instructions each
-// cost ~2 clocks of a sub-partition's issue (run 4, benchmarks/micro/pipe_rates.cu: the e4m3 ->
-// f16 cvt 2.4, f16 -> f32 2.0, the bf16 pack 2.1, prmt / lop3 2.1, bf16x2 / f16x2 multiply
-// 1.1): ~34 clocks a chunk, at about half the issue slots the consumers leave. Tried in session
-// 42, both slower: an mbarrier per TMA box so the widening starts on the first box (0.96-0.97x
-// on the compute rows; box_bars.patch), and a widening by bit moves (prmt, shift, mask, one
-// exact multiply by 2^120, NaN codes by cvt: 4095 clocks a tile; fast_widen.patch). fp16 GEMM
-// operands would leave one cvt a pair (the fp16-query rows run 0.86-0.96x the fp16 16-bit
-// kernel where bf16 runs 0.77-0.90x, run 1).
+// An FP8 (e4m3) cache (TKv = KvE4m3; dequant_tile, produce and q_to_f16 below): a tile's 36 KB
+// of e4m3 bytes land (TMA boxes of 128-byte rows, or cp.async) in the upper half of its 72 KB
+// stage, on the stage's `raw` mbarrier; the producer waits for them and widens them in place
+// to f16 in the swizzled layout (one cvt a pair, exact; named barriers between the phases),
+// then arrives on `full`. Both GEMMs run in f16 whatever the query's element: the consumers
+// convert each item's Q tile in place to f16, each row times a power of two (its rope columns
+// first times kpe_scale / ckv_scale), and write P in f16; the cache's scales fold into the
+// score scale (per row, over its power of two) and the output (launcher.cuh run). The ring and
+// the plan are the 16-bit kernel's. A tile is widened just before the producer waits for the
+// next free stage, so the next tile's loads go out only after it; that tile's TMA boxes are
+// prefetched into L2 before the widening (kE4m3PrefetchL2).
+// History (sm90_history.md): sessions 41-42 widened to the query's type (bf16: cvt to f16, to
+// f32, pack: ~34 issue clocks a 16-byte chunk) and multiplied the rope block; on the H200 a
+// tile took 2565 clocks to widen (period 4521 at H=128 B=128 L=4096, 16-bit 3522), memory rows
+// 0.95-1.02x fa3, compute 0.81-0.94x (logs/sm90_s42_2026-11-28). f16 GEMMs (session 43,
+// logs/sm90_s43_2026-11-28, H200, A/B against that build on the same tensors): compute rows
+// 1.09-1.10x faster, memory and middle rows 1.07-1.08x, B=1 0.92-0.96x from a CUDA graph (the
+// Q conversion, ~4300 clocks an item, outlasts the first tile's load there); period 4040,
+// widening 1930-2100 clocks (eight loads of a thread in flight, three barriers). Not kept: an
+// mbarrier per TMA box (0.96-0.97x), a widening by bit moves (slower), the next tile's boxes
+// issued between the widening's phases (0.93-0.97x), Q converted by the scorer alone or with
+// its loop unrolled (~5700-6400 clocks an item).
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
