@@ -880,43 +880,34 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 }
 
 // An e4m3 cache's GEMMs run in f16 whatever the query's element, so that the producer's
-// widening is one cvt a pair (dequant_tile). Both consumer warpgroups convert each item's Q
-// tile in place: a valid row's values (its rope columns first times args.kpe_scale, the
-// launcher's kpe_scale / ckv_scale) times a power of two that puts the row's largest |value|
-// in [2^14, 2^15), rounded to f16 once (exact for a bf16 or f16 value unless it lies below
-// ~2^-29 of the row's largest). Thread (g, warp w, lane l) handles 16-byte chunk 4 h + l % 4
-// (half h = g ^ (l / 4 % 2): the eight lanes of a quarter warp reach eight bank groups) of
-// every column block of its softmax rows rows[0..1], in two steps:
-// - q_row_scales, issued with the tile's TMA and before it lands: the rows' largest |value|
-//   read from global memory (as 16-bit magnitudes: the integer max of non-negative values is
-//   theirs), over the quad by shuffles and over the two warpgroups through `red` ([2][64]
-//   floats, red_sum: free until the epilogue); sl: each row's score scale (scale_log2) over its
-//   power of two (q_row_exponent);
-// - q_to_f16, once the tile has landed: each chunk read, scaled and stored.
-// Rows past valid_rows stay as they are (their scores are masked) with the plain score scale.
-// Shared-memory bandwidth bounds the conversion: with both steps on the landed tile (read
-// twice, written once) it took ~4300 clocks an item, ~5700 with two lanes of a quarter warp on
-// one bank group, and at B=1 it outlasted the first KV tile's load (H200,
-// logs/sm90_s43_2026-11-28 runs 6-8). Keeping the chunks between the steps in registers
-// spilled 200-440 bytes of the consumers' item state.
-constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): the row maxima in red
-__device__ __forceinline__ int q_chunk_of(int g, int lane) {
-  return 4 * (g ^ (lane / 4 % 2)) + lane % 4;
-}
-// k with row's largest |value| x 2^k in [2^14, 2^15), from both warpgroups' maxima in red:
-// 14 - (its exponent); 0 for a zero, subnormal or non-finite maximum (a NaN's magnitude bits
-// are the largest: so is its exponent)
-__device__ __forceinline__ int q_row_exponent(const float* red, int row) {
-  const float m = fmaxf(red[row], red[kRowsPerTile + row]);
-  const int e = int(__float_as_uint(m) >> 23) & 0xff;  // biased exponent (m >= 0)
-  return e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
-}
+// widening is one cvt a pair (dequant_tile). Both consumer warpgroups convert each item's
+// landed Q tile in place: a valid row's values (its rope columns first times args.kpe_scale,
+// the launcher's kpe_scale / ckv_scale) times a power of two that puts the row's largest
+// |value| in [2^14, 2^15), rounded to f16 once (exact for a bf16 or f16 value unless it lies
+// below ~2^-29 of the row's largest). Thread (g, warp w, lane l) converts 16-byte chunk
+// 4 h + l % 4 (half h = g ^ (l / 4 % 2): the eight lanes of a quarter warp reach eight bank
+// groups) of every column block of its softmax rows rows[0..1]: the rows' largest |value| (as
+// 16-bit magnitudes: the integer max of non-negative values is theirs) over the quad by
+// shuffles and over the two warpgroups through `red` ([2][64] floats, red_sum: free until the
+// epilogue), then each chunk read again, scaled and stored. sl: each row's score scale
+// (scale_log2) over its power of two. Rows past valid_rows stay as they are (their scores are
+// masked) with the plain score scale. Shared-memory bandwidth bounds it (the 72 KB tile read
+// twice and written once): with two lanes of a quarter warp on one bank group it took
+// ~4500-5700 clocks an item, at B=1 after the KV tile had landed (H200,
+// logs/sm90_s43_2026-11-28 runs 6-7). Keeping the chunks between the passes (one read) spilled
+// 200-440 bytes of the consumers' item state; reading the maxima from global memory while Q's
+// TMA was in flight (the landed tile read once) delayed Q's landing by ~3300 clocks and ran
+// B=1 1.04-1.07x slower (run 10).
+constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): q_to_f16's phases
 template <typename T>
-__device__ __forceinline__ void q_row_scales(const MlaRunArgs& args, const WorkItem& item,
-                                             const FastDiv& heads, float* red,
-                                             const int (&rows)[2], float scale_log2, int g,
-                                             int lane, float (&sl)[2]) {
-  const int u = q_chunk_of(g, lane);
+__device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&rows)[2],
+                                         int valid_rows, float rope_scale, float scale_log2,
+                                         int g, int lane, float (&sl)[2]) {
+  const int u = 4 * (g ^ (lane / 4 % 2)) + lane % 4;  // this thread's chunk of a block's row
+  auto chunk = [&](int row, int b) {
+    return reinterpret_cast<uint4*>(q_tile + b * kQBlockBytes + row * kRowBytes +
+                                    ((u ^ (row % 8)) << 4));
+  };
   auto max_abs = [](uint32_t m, const uint4& v) {  // 16-bit magnitudes, two a word
     constexpr uint32_t kAbs = 0x7fff7fffu;
     m = __vmaxu2(m, __vmaxu2(v.x & kAbs, v.y & kAbs));
@@ -925,47 +916,36 @@ __device__ __forceinline__ void q_row_scales(const MlaRunArgs& args, const WorkI
   auto to_float = [](uint32_t m) {  // the larger magnitude of a word's two, as a float
     return ElementTraits<T>::unpack(max(m & 0xffffu, m >> 16)).x;
   };
-#pragma unroll 1
-  for (int r = 0; r < 2; ++r) {
-    const int row = r == 0 ? rows[0] : rows[1];
-    uint32_t m = 0, mr = 0;  // the latent's and the rope's
-    if (row < item.valid_rows) {
-      const int grow = item.row0 + row;
-      const int64_t token = item.qo_start + heads.div(grow);
-      const int64_t head = heads.mod(grow, args.num_heads);
-      const uint4* nope = reinterpret_cast<const uint4*>(
-          static_cast<const T*>(args.q_nope) + token * args.q_nope_stride_token +
-          head * args.q_nope_stride_head) + u;
-      const uint4* pe = reinterpret_cast<const uint4*>(
-          static_cast<const T*>(args.q_pe) + token * args.q_pe_stride_token +
-          head * args.q_pe_stride_head) + u;
-      mr = max_abs(0u, *pe);
-#pragma unroll 4
-      for (int b = 0; b < kColBlocks - 1; ++b) m = max_abs(m, nope[b * (kBlockCols / 8)]);
-    }
-    float mx = fmaxf(to_float(m), to_float(mr) * args.kpe_scale);
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    if (lane % 4 == 0) red[g * kRowsPerTile + row] = mx;
-  }
-  named_barrier(kBarQF16, kConsumerThreads);  // both warpgroups' row maxima in red
-#pragma unroll
-  for (int r = 0; r < 2; ++r)
-    sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - q_row_exponent(red, rows[r])) << 23);
-}
-template <typename T>
-__device__ __forceinline__ void q_to_f16(char* q_tile, const float* red, const int (&rows)[2],
-                                         int valid_rows, float rope_scale, int g, int lane) {
-  const int u = q_chunk_of(g, lane);
+  float mx[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = rows[r];
+    uint32_t m = 0, mr = 0;  // the latent's and the rope's
     if (row < valid_rows) {
-      const float pow2 = __uint_as_float(uint32_t(127 + q_row_exponent(red, row)) << 23);
+#pragma unroll 4
+      for (int b = 0; b < kColBlocks - 1; ++b) m = max_abs(m, *chunk(row, b));
+      mr = max_abs(0u, *chunk(row, kColBlocks - 1));
+    }
+    mx[r] = fmaxf(to_float(m), to_float(mr) * rope_scale);
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    if (lane % 4 == 0) red[g * kRowsPerTile + row] = mx[r];
+  }
+  named_barrier(kBarQF16, kConsumerThreads);  // both warpgroups' row maxima in red
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = rows[r];
+    const float m = fmaxf(mx[r], red[(1 - g) * kRowsPerTile + row]);
+    // 2^k with m 2^k in [2^14, 2^15): k = 14 - (m's exponent); 1 for a zero, subnormal or
+    // non-finite maximum (a NaN's magnitude bits are the largest: so is its exponent)
+    const int e = int(__float_as_uint(m) >> 23) & 0xff;  // biased exponent (m >= 0)
+    const int k = e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
+    const float pow2 = __uint_as_float(uint32_t(127 + k) << 23);
+    sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
+    if (row < valid_rows) {
 #pragma unroll 3
       for (int b = 0; b < kColBlocks; ++b) {
-        uint4* p = reinterpret_cast<uint4*>(q_tile + b * kQBlockBytes + row * kRowBytes +
-                                            ((u ^ (row % 8)) << 4));
+        uint4* p = chunk(row, b);
         const uint4 v = *p;
         const float f = b == kColBlocks - 1 ? pow2 * rope_scale : pow2;
         const uint32_t w[4] = {v.x, v.y, v.z, v.w};
@@ -1173,31 +1153,27 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       const WorkItem nx = start.at(plan, w + 1, num_heads, kvm);
       nx_row0 = nx.row0, nx_qo_start = nx.qo_start, nx_valid_rows = nx.valid_rows;
     }
-    // the score scale of this thread's rows (an e4m3 cache: over their power of two,
-    // q_row_scales)
-    float sl[2] = {scale_log2, scale_log2};
     if (item.num_tiles > 0 || q_issued) {
       MLAW_TRACE(seq0, 16 + g);
       if constexpr (kQTma) {
         if (ctid < 32 && !q_issued)
           load_q_tma(qm, item.row0, item.qo_start, item.valid_rows, num_heads, heads, q_smem,
                      q_bar, lane);
-        if (kE4m3 && item.num_tiles > 0 && !MLAW_SM90_PROBE_NO_QF16)  // while the tile lands
-          q_row_scales<T>(args, item, heads, red_sum, rows, scale_log2, g, lane, sl);
         mbar_wait(q_bar, q_phase);
         q_phase ^= 1;
       } else {
-        if (kE4m3 && item.num_tiles > 0 && !MLAW_SM90_PROBE_NO_QF16)
-          q_row_scales<T>(args, item, heads, red_sum, rows, scale_log2, g, lane, sl);
         load_q<T>(args, item, q_smem, ctid);
         named_barrier(kBarQ, kConsumerThreads);
       }
       MLAW_TRACE(seq0, 18);
       if (g == 0 && w == w_begin) MLAW_SPAN(7, global_timer());
     }
+    // the score scale of this thread's rows (an e4m3 cache: over their power of two, q_to_f16)
+    float sl[2] = {scale_log2, scale_log2};
     if constexpr (kE4m3) {
       if (item.num_tiles > 0 && !MLAW_SM90_PROBE_NO_QF16)
-        q_to_f16<T>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale, g, lane);
+        q_to_f16<T>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale, scale_log2, g,
+                    lane, sl);
       if (g == 0 && item.num_tiles > 0) MLAW_TRACE(seq0, 29);
     }
     q_issued = q_next;
