@@ -1170,11 +1170,11 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     }
     // the score scale of this thread's rows (an e4m3 cache: over their power of two, q_to_f16)
     float sl[2] = {scale_log2, scale_log2};
-    if constexpr (kE4m3) {
-      if (item.num_tiles > 0 && !MLAW_SM90_PROBE_NO_QF16)
+    if (kE4m3 && item.num_tiles > 0) {
+      if (!MLAW_SM90_PROBE_NO_QF16)
         q_to_f16<T>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale, scale_log2, g,
                     lane, sl);
-      if (g == 0 && item.num_tiles > 0) MLAW_TRACE(seq0, 29);
+      if (g == 0) MLAW_TRACE(seq0, 29);
     }
     q_issued = q_next;
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
