@@ -315,7 +315,7 @@ def print_trace(w, what):
                 e = t[c, i] - z
                 raw = (f"landed {e[27]} widened {e[28]} " if events > 28 and t[c, i, 28]
                        else "")  # an e4m3 tile's bytes in and widened
-                line.append(f"tile {i}: issued {e[15]} {raw}full {e[1]} S {e[2]} P0 {e[4]} "
+                line.append(f"tile {i}: issued {e[15]} {raw}wait {e[0]} full {e[1]} S {e[2]} P0 {e[4]} "
                             f"PV {e[6]}/{e[13]}")
             line.append(f"epilogue: sums {t[c, 0, 20] - z} "
                         + (f"scales {t[c, 0, 24] - z} stmatrix {t[c, 0, 25] - z} "

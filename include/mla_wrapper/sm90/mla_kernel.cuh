@@ -886,18 +886,17 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 // |value| in [2^14, 2^15), rounded to f16 once (exact for a bf16 or f16 value unless it lies
 // below ~2^-29 of the row's largest). Thread (g, warp w, lane l) converts 16-byte chunk
 // 4 h + l % 4 (half h = g ^ (l / 4 % 2): the eight lanes of a quarter warp reach eight bank
-// groups) of every column block of its softmax rows rows[0..1]: the rows' largest |value| (as
-// 16-bit magnitudes: the integer max of non-negative values is theirs) over the quad by
-// shuffles and over the two warpgroups through `red` ([2][64] floats, red_sum: free until the
-// epilogue), then each chunk read again, scaled and stored. sl: each row's score scale
-// (scale_log2) over its power of two. Rows past valid_rows stay as they are (their scores are
-// masked) with the plain score scale. Shared-memory bandwidth bounds it (the 72 KB tile read
-// twice and written once): with two lanes of a quarter warp on one bank group it took
-// ~4500-5700 clocks an item, at B=1 after the KV tile had landed (H200,
-// logs/sm90_s43_2026-11-28 runs 6-7). Keeping the chunks between the passes (one read) spilled
-// 200-440 bytes of the consumers' item state; reading the maxima from global memory while Q's
-// TMA was in flight (the landed tile read once) delayed Q's landing by ~3300 clocks and ran
-// B=1 1.04-1.07x slower (run 10).
+// groups) of every column block of its softmax rows rows[0..1]. It loads its 18 chunks at once
+// and keeps them in registers: the rows' largest |value| (as 16-bit magnitudes: the integer max
+// of non-negative values is theirs) over the quad by shuffles and over the two warpgroups
+// through `red` ([2][64] floats, red_sum: free until the epilogue), then each chunk scaled and
+// stored. sl: each row's score scale (scale_log2) over its power of two. Rows past valid_rows
+// stay as they are (their scores are masked) with the plain score scale. Measured at B=1 on the
+// H200 (clocks from Q landed to converted): reading the tile twice, four and three loads in
+// flight, ~4300 (H=128) and ~3800 (H=16); loading once with all 18 in flight ~3600 and ~3000,
+// the launch 1.02-1.05x faster (logs/sm90_s44_2026-11-28 run 1; reading twice with 18 in
+// flight ~4150). Reading the maxima from global memory while Q's TMA was in flight delayed Q's
+// landing by ~3300 clocks and ran B=1 1.04-1.07x slower (logs/sm90_s43_2026-11-28 run 10).
 constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): q_to_f16's phases
 template <typename T>
 __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&rows)[2],
@@ -916,20 +915,28 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
   auto to_float = [](uint32_t m) {  // the larger magnitude of a word's two, as a float
     return ElementTraits<T>::unpack(max(m & 0xffffu, m >> 16)).x;
   };
+  const bool valid[2] = {rows[0] < valid_rows, rows[1] < valid_rows};
+  uint4 c[2][kColBlocks];
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int b = 0; b < kColBlocks; ++b) c[r][b] = valid[r] ? *chunk(rows[r], b) : uint4{};
   float mx[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const int row = rows[r];
-    uint32_t m = 0, mr = 0;  // the latent's and the rope's
-    if (row < valid_rows) {
-#pragma unroll 4
-      for (int b = 0; b < kColBlocks - 1; ++b) m = max_abs(m, *chunk(row, b));
-      mr = max_abs(0u, *chunk(row, kColBlocks - 1));
-    }
-    mx[r] = fmaxf(to_float(m), to_float(mr) * rope_scale);
+    uint32_t m = 0;  // the latent's
+#pragma unroll
+    for (int b = 0; b < kColBlocks - 1; ++b) m = max_abs(m, c[r][b]);
+    mx[r] = fmaxf(to_float(m), to_float(max_abs(0u, c[r][kColBlocks - 1])) * rope_scale);
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-    if (lane % 4 == 0) red[g * kRowsPerTile + row] = mx[r];
+  }
+  if (lane % 4 == 0) {
+    red[g * kRowsPerTile + rows[0]] = mx[0];
+    red[g * kRowsPerTile + rows[1]] = mx[1];
   }
   named_barrier(kBarQF16, kConsumerThreads);  // both warpgroups' row maxima in red
 #pragma unroll
@@ -942,11 +949,10 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
     const int k = e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
     const float pow2 = __uint_as_float(uint32_t(127 + k) << 23);
     sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
-    if (row < valid_rows) {
-#pragma unroll 3
+    if (valid[r]) {
+#pragma unroll
       for (int b = 0; b < kColBlocks; ++b) {
-        uint4* p = chunk(row, b);
-        const uint4 v = *p;
+        const uint4 v = c[r][b];
         const float f = b == kColBlocks - 1 ? pow2 * rope_scale : pow2;
         const uint32_t w[4] = {v.x, v.y, v.z, v.w};
         uint32_t h[4];
@@ -955,7 +961,7 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
           const float2 x = ElementTraits<T>::unpack(w[i]);
           h[i] = ElementTraits<__half>::pack(x.x * f, x.y * f);
         }
-        *p = make_uint4(h[0], h[1], h[2], h[3]);
+        *chunk(row, b) = make_uint4(h[0], h[1], h[2], h[3]);
       }
     }
   }
