@@ -278,6 +278,26 @@ def test_fp8_query_rows_far_apart_in_magnitude(workspace, poison, dtype):
 
 
 @hopper
+@pytest.mark.parametrize("heads,qo_len,num_reqs,dtype", [
+    (1, 1, 3, "bf16"), (2, 1, 3, "fp16"), (3, 1, 3, "bf16"), (4, 1, 2, "bf16"),
+    (5, 1, 3, "fp16"), (1, 4, 2, "bf16"), (9, 1, 3, "bf16"), (8, 3, 2, "fp16"),
+    (17, 1, 2, "bf16"), (32, 1, 3, "fp16"), (33, 1, 2, "bf16"), (16, 1, 300, "bf16")])
+def test_fp8_few_query_rows(workspace, poison, heads, qo_len, num_reqs, dtype):
+    """Tiles of 1-33 valid rows (q_to_f16 spreads up to 32 over every consumer thread, 256 / R
+    threads a row for R rows rounded up to a power of two), query rows 2^-10 to 2^12 apart
+    (fp16: 2^9) and rope columns times kpe / ckv = 16, so that a row scaled by another row's
+    power of two would show; 300 requests: CTAs of several items (the early-Q instance)."""
+    lens = ([1, 700, 64, 2500] * 75)[:num_reqs]
+    b = make_fp8_batch(lens, qo_len, heads, 64, DTYPES[dtype], seed=heads * 10 + qo_len,
+                       ckv_scale=2.0 ** -10, kpe_scale=2.0 ** -6)
+    big = 2.0 ** 12 if dtype == "bf16" else 2.0 ** 9
+    f = torch.tensor([big, 2.0 ** -10, 1.0, 2.0 ** 5], device="cuda").repeat(9)[:heads]
+    b["q_nope"].mul_(f[None, :, None].to(b["dtype"]))
+    b["q_pe"].mul_(f[None, :, None].to(b["dtype"]))
+    plan_run_check(new_wrapper(workspace, backend="sm90"), b, qo_len > 1, poison)
+
+
+@hopper
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 def test_fp8_every_code(workspace, poison, dtype):
     """Every e4m3 code but NaN (subnormals, +-0, up to +-448) in the cache, scaled down so that
