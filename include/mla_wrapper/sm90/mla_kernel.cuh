@@ -160,7 +160,7 @@ namespace sm90 {
 // exchange received or sent (23); the epilogue's row scales and lse done (24), its stmatrix
 // issued (25, before the warpgroup's barrier); the CTA's start (26, thread 0, with tile 0); an
 // e4m3 tile's bytes landed (27) and its widening done (28) (producer, per tile); an e4m3
-// cache's Q tile converted (29, scorer, per item: q_to_f16).
+// cache's Q tile converted (29, scorer, per item: q_to_f16) and its dry run done (30).
 #ifndef MLAW_SM90_TRACE
 #define MLAW_SM90_TRACE 0
 #endif
@@ -201,7 +201,7 @@ namespace sm90 {
 #define MLAW_SM90_PROBE_NO_QF16 0
 #endif
 #if MLAW_SM90_TRACE
-constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 30;
+constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 31;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 #define MLAW_TRACE(seq, e)                                                              \
   do {                                                                                  \
@@ -905,6 +905,13 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 // the work, bound by their own issue: ~700 SASS instructions a warp). Reading the maxima from
 // global memory while Q's TMA was in flight delayed Q's landing by ~3300 clocks and ran B=1
 // 1.04-1.07x slower (logs/sm90_s43_2026-11-28 run 10).
+// The dry run: a CTA of one item (not the early-Q instance) runs q_to_f16 once with its stores
+// sent to `red` while its Q's TMA is in flight (reading the landing tile: values unused), so
+// that the conversion's ~700 SASS instructions a thread come from a warm instruction cache when
+// Q has landed. 0: no dry run (A/B builds).
+#ifndef MLAW_SM90_QF16_DRY
+#define MLAW_SM90_QF16_DRY 1
+#endif
 constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): q_to_f16's phases
 __device__ __forceinline__ uint32_t q_max_abs(uint32_t m, const uint4& v) {  // two a word
   constexpr uint32_t kAbs = 0x7fff7fffu;
@@ -936,7 +943,8 @@ __device__ __forceinline__ uint4 q_chunk_to_f16(const uint4& v, float f) {
 template <typename T>
 __device__ __forceinline__ void q_to_f16_few(char* q_tile, float* red, const int (&rows)[2],
                                              int valid_rows, float rope_scale,
-                                             float scale_log2, int ctid, float (&sl)[2]) {
+                                             float scale_log2, int ctid, bool dry,
+                                             float (&sl)[2]) {
   const int log_t = 8 - (32 - __clz(max(valid_rows, 1) - 1));  // T = 256 / R = 2^log_t >= 8
   const int row = ctid >> log_t, i = ctid & ((1 << log_t) - 1);
   const int b0 = i / 8, step = 1 << (log_t - 3);  // blocks b0 + j step
@@ -975,14 +983,16 @@ __device__ __forceinline__ void q_to_f16_few(char* q_tile, float* red, const int
   const float pow2 = q_pow2(row_exp(row));
 #pragma unroll
   for (int j = 0; j < kColBlocks; ++j)
-    if (j < n) *at(j) = q_chunk_to_f16<T>(c[j], j == jr ? pow2 * rope_scale : pow2);
+    if (j < n)
+      *(dry ? reinterpret_cast<uint4*>(red) + ctid % 32 : at(j)) =
+          q_chunk_to_f16<T>(c[j], j == jr ? pow2 * rope_scale : pow2);
 }
 template <typename T, bool kFew>
 __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&rows)[2],
                                          int valid_rows, float rope_scale, float scale_log2,
-                                         int ctid, int g, int lane, float (&sl)[2]) {
+                                         int ctid, int g, int lane, bool dry, float (&sl)[2]) {
   if (kFew && valid_rows <= kRowsPerTile / 2) {
-    q_to_f16_few<T>(q_tile, red, rows, valid_rows, rope_scale, scale_log2, ctid, sl);
+    q_to_f16_few<T>(q_tile, red, rows, valid_rows, rope_scale, scale_log2, ctid, dry, sl);
     fence_proxy_async();  // (the score GEMMs read Q through the async proxy)
     named_barrier(kBarQF16, kConsumerThreads);
     return;
@@ -1025,7 +1035,8 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
     if (valid[r]) {
 #pragma unroll
       for (int b = 0; b < kColBlocks; ++b)
-        *chunk(row, b) = q_chunk_to_f16<T>(c[r][b], b == kColBlocks - 1 ? pow2 * rope_scale : pow2);
+        *(dry ? reinterpret_cast<uint4*>(red) + lane : chunk(row, b)) =
+            q_chunk_to_f16<T>(c[r][b], b == kColBlocks - 1 ? pow2 * rope_scale : pow2);
     }
   }
   fence_proxy_async();  // (the score GEMMs read Q through the async proxy)
@@ -1222,28 +1233,47 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       const WorkItem nx = start.at(plan, w + 1, num_heads, kvm);
       nx_row0 = nx.row0, nx_qo_start = nx.qo_start, nx_valid_rows = nx.valid_rows;
     }
+    // (an e4m3 cache's Q with TMA: the wait comes with the conversion below)
+    constexpr bool kWaitQHere = !(kE4m3 && kQTma);
     if (item.num_tiles > 0 || q_issued) {
       MLAW_TRACE(seq0, 16 + g);
       if constexpr (kQTma) {
         if (ctid < 32 && !q_issued)
           load_q_tma(qm, item.row0, item.qo_start, item.valid_rows, num_heads, heads, q_smem,
                      q_bar, lane);
-        mbar_wait(q_bar, q_phase);
-        q_phase ^= 1;
+        if constexpr (kWaitQHere) {
+          mbar_wait(q_bar, q_phase);
+          q_phase ^= 1;
+        }
       } else {
         load_q<T>(args, item, q_smem, ctid);
         named_barrier(kBarQ, kConsumerThreads);
       }
-      MLAW_TRACE(seq0, 18);
-      if (g == 0 && w == w_begin) MLAW_SPAN(7, global_timer());
+      if constexpr (kWaitQHere) {
+        MLAW_TRACE(seq0, 18);
+        if (g == 0 && w == w_begin) MLAW_SPAN(7, global_timer());
+      }
     }
     // the score scale of this thread's rows (an e4m3 cache: over their power of two, q_to_f16)
     float sl[2] = {scale_log2, scale_log2};
-    if (kE4m3 && item.num_tiles > 0) {
-      if (!MLAW_SM90_PROBE_NO_QF16)
-        q_to_f16<T, !kEarlyQ>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale, scale_log2,
-                    ctid, g, lane, sl);
-      if (g == 0) MLAW_TRACE(seq0, 29);
+    if constexpr (kE4m3) {
+      // a CTA of one item first runs q_to_f16 dry while its Q is in flight (MLAW_SM90_QF16_DRY)
+      bool dry = kQTma && !kEarlyQ && MLAW_SM90_QF16_DRY && w == w_begin && item.num_tiles > 0;
+#pragma unroll 1
+      for (bool again = true; again; again = dry, dry = false) {
+        if (!kWaitQHere && !dry && (item.num_tiles > 0 || q_issued)) {
+          mbar_wait(q_bar, q_phase);
+          q_phase ^= 1;
+          MLAW_TRACE(seq0, 18);
+          if (g == 0 && w == w_begin) MLAW_SPAN(7, global_timer());
+        }
+        if (item.num_tiles > 0) {
+          if (!MLAW_SM90_PROBE_NO_QF16)
+            q_to_f16<T, !kEarlyQ>(smem + kSmemQ, red_sum, rows, item.valid_rows,
+                                  args.kpe_scale, scale_log2, ctid, g, lane, dry, sl);
+          if (g == 0) MLAW_TRACE(seq0, dry ? 30 : 29);
+        }
+      }
     }
     q_issued = q_next;
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
