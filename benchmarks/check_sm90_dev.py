@@ -310,7 +310,6 @@ def print_trace(w, what):
             z = t[c, 0, 16]
             line = ([f"CTA start {t[c, 0, 26] - z}"] if events > 26 else []) + \
                 [f"Q landed {t[c, 0, 18] - z}"] + \
-                ([f"dry run {t[c, 0, 30] - z}"] if events > 30 and t[c, 0, 30] else []) + \
                 ([f"Q converted {t[c, 0, 29] - z}"] if events > 29 and t[c, 0, 29] else [])
             for i in range(n):
                 e = t[c, i] - z

@@ -160,7 +160,7 @@ namespace sm90 {
 // exchange received or sent (23); the epilogue's row scales and lse done (24), its stmatrix
 // issued (25, before the warpgroup's barrier); the CTA's start (26, thread 0, with tile 0); an
 // e4m3 tile's bytes landed (27) and its widening done (28) (producer, per tile); an e4m3
-// cache's Q tile converted (29, scorer, per item: q_to_f16) and its dry run done (30).
+// cache's Q tile converted (29, scorer, per item: q_to_f16).
 #ifndef MLAW_SM90_TRACE
 #define MLAW_SM90_TRACE 0
 #endif
@@ -201,7 +201,7 @@ namespace sm90 {
 #define MLAW_SM90_PROBE_NO_QF16 0
 #endif
 #if MLAW_SM90_TRACE
-constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 31;
+constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 30;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 #define MLAW_TRACE(seq, e)                                                              \
   do {                                                                                  \
@@ -807,9 +807,11 @@ __device__ __forceinline__ void issue_scores(float (&s)[kScoreTokens / 2], uint3
 }
 
 // O[64 rows, 256 columns of g] += P[64 x 64 tokens] V[64 tokens x 256 columns] (issued), over the
-// 16-token k-steps kFirst .. kLast - 1.
+// 16-token k-steps kFirst .. kLast - 1; first: O = instead of += (an item's first k-step: O is
+// not zeroed before it, see consume).
 template <typename T, int kFirst = 0, int kLast = kKvTile / 16>
-__device__ __forceinline__ void issue_pv(float (&o)[128], uint32_t p_smem, uint32_t kv_stage, int g) {
+__device__ __forceinline__ void issue_pv(float (&o)[128], uint32_t p_smem, uint32_t kv_stage, int g,
+                                         bool first) {
   using Mma = typename ElementTraits<T>::MmaO;
   const uint64_t dp = make_desc(p_smem, 16, 1024);
   const uint64_t dv = make_desc(kv_stage + g * (kOutCols / kBlockCols) * kKvBlockBytes,
@@ -817,7 +819,8 @@ __device__ __forceinline__ void issue_pv(float (&o)[128], uint32_t p_smem, uint3
   wgmma_fence();
 #pragma unroll
   for (int ks = kFirst; ks < kLast; ++ks)
-    wgmma<Mma>(desc_add(dp, ks * 32), desc_add(dv, ks * 16 * kRowBytes), o);
+    wgmma<Mma>(desc_add(dp, ks * 32), desc_add(dv, ks * 16 * kRowBytes), o,
+               first && ks == kFirst ? gmma::ScaleOut::Zero : gmma::ScaleOut::One);
   wgmma_commit();
 }
 
@@ -884,123 +887,44 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 // landed Q tile in place: a valid row's values (its rope columns first times args.kpe_scale,
 // the launcher's kpe_scale / ckv_scale) times a power of two that puts the row's largest
 // |value| in [2^14, 2^15), rounded to f16 once (exact for a bf16 or f16 value unless it lies
-// below ~2^-29 of the row's largest). Each row's largest |value| is taken as 16-bit magnitudes
-// (the integer max of non-negative values is theirs) over a group of lanes by shuffles and over
-// the groups through slots of `red` (red_sum: free until the epilogue); then each chunk is
-// scaled and stored. A thread loads all its chunks at once and keeps them in registers.
-// - More than 32 valid rows: thread (g, warp w, lane l) converts 16-byte chunk 4 h + l % 4
-//   (half h = g ^ (l / 4 % 2): the eight lanes of a quarter warp reach eight bank groups) of
-//   every column block of its softmax rows rows[0..1] (18 chunks; slots: the two warpgroups).
-// - Up to 32 (q_to_f16_few, kFew): the valid rows' chunks are spread over all 256 threads,
-//   whichever rows they own in the softmax. With R the valid rows rounded up to a power of
-//   two, row ctid / T has T = 256 / R threads, and thread i of a row converts chunk i % 8 of
-//   blocks i / 8 + j T / 8 (eight lanes of one row; at most 9 chunks, 4-5 at R = 16). Not in
-//   the early-Q instance (CTAs of several items), where it spilled 4 bytes (the plan word
-//   each lane keeps, reloaded at every item).
-// sl: the score scale (scale_log2) of this thread's softmax rows over their power of two (rows
-// past valid_rows: as it is; their scores are masked). Clocks from Q landed to converted at B=1
-// on the H200: each thread on its softmax rows' chunks, read twice with four and three loads in
-// flight, ~4300 at H=128 and ~3800 at H=16; loaded once, 18 in flight, ~3600 and ~3000, the
-// launch 1.02-1.05x faster (logs/sm90_s44_2026-11-28 runs 1-2; at H=16 two warps of eight did
-// the work, bound by their own issue: ~700 SASS instructions a warp). Reading the maxima from
-// global memory while Q's TMA was in flight delayed Q's landing by ~3300 clocks and ran B=1
-// 1.04-1.07x slower (logs/sm90_s43_2026-11-28 run 10).
-// The dry run: a CTA of one item (not the early-Q instance) runs q_to_f16 once with its stores
-// sent to `red` while its Q's TMA is in flight (reading the landing tile: values unused), so
-// that the conversion's ~700 SASS instructions a thread come from a warm instruction cache when
-// Q has landed. 0: no dry run (A/B builds).
-#ifndef MLAW_SM90_QF16_DRY
-#define MLAW_SM90_QF16_DRY 1
-#endif
+// below ~2^-29 of the row's largest). Thread (g, warp w, lane l) converts 16-byte chunk
+// 4 h + l % 4 (half h = g ^ (l / 4 % 2): the eight lanes of a quarter warp reach eight bank
+// groups) of every column block of its softmax rows rows[0..1]. It loads its 18 chunks at once
+// and keeps them in registers: the rows' largest |value| (as 16-bit magnitudes: the integer max
+// of non-negative values is theirs) over the quad by shuffles and over the two warpgroups
+// through `red` ([2][64] floats, red_sum: free until the epilogue), then each chunk scaled and
+// stored. sl: each row's score scale (scale_log2) over its power of two. Rows past valid_rows
+// stay as they are (their scores are masked) with the plain score scale. Measured at B=1 on the
+// H200 (clocks from Q landed to converted): reading the tile twice, four and three loads in
+// flight, ~4300 (H=128) and ~3800 (H=16); loading once with all 18 in flight ~3600 and ~3000,
+// the launch 1.02-1.05x faster (logs/sm90_s44_2026-11-28 run 1; reading twice with 18 in
+// flight ~4150). What bounds it at B=1 (runs 3-5): its ~700 SASS instructions a thread run
+// once, straight from a cold instruction cache, at ~4-5 clocks each, and each dependent round
+// trip to shared memory costs ~500 while the producer widens the first tiles. Probes (run 5):
+// without its loads ~2000 (H=128) / ~3200 (H=16), without the fence or the first barrier the
+// same as with them. Not kept: tiles of up to 32 valid rows spread over all 256 threads (4-5
+// chunks a thread at H=16, but ~15 KB of code against ~11 KB: ~1000 clocks slower, run 3); a dry
+// run of the conversion while Q was in flight (the real one then ~3000-3400 clocks, the launch
+// 1.06-1.12x slower, run 4). Reading the maxima from global memory while Q's TMA was in flight
+// delayed Q's landing by ~3300 clocks and ran B=1 1.04-1.07x slower (logs/sm90_s43_2026-11-28
+// run 10).
 constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): q_to_f16's phases
-__device__ __forceinline__ uint32_t q_max_abs(uint32_t m, const uint4& v) {  // two a word
-  constexpr uint32_t kAbs = 0x7fff7fffu;
-  m = __vmaxu2(m, __vmaxu2(v.x & kAbs, v.y & kAbs));
-  return __vmaxu2(m, __vmaxu2(v.z & kAbs, v.w & kAbs));
-}
 template <typename T>
-__device__ __forceinline__ float q_max_float(uint32_t m) {  // a word's larger magnitude
-  return ElementTraits<T>::unpack(max(m & 0xffffu, m >> 16)).x;
-}
-// k with m 2^k in [2^14, 2^15): 14 - (m's exponent); 0 for a zero, subnormal or non-finite m
-// (a NaN's magnitude bits are the largest: so is its exponent)
-__device__ __forceinline__ int q_pow2_exp(float m) {
-  const int e = int(__float_as_uint(m) >> 23) & 0xff;  // biased exponent (m >= 0)
-  return e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
-}
-__device__ __forceinline__ float q_pow2(int k) { return __uint_as_float(uint32_t(127 + k) << 23); }
-template <typename T>
-__device__ __forceinline__ uint4 q_chunk_to_f16(const uint4& v, float f) {
-  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-  uint32_t h[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 x = ElementTraits<T>::unpack(w[i]);
-    h[i] = ElementTraits<__half>::pack(x.x * f, x.y * f);
-  }
-  return make_uint4(h[0], h[1], h[2], h[3]);
-}
-template <typename T>
-__device__ __forceinline__ void q_to_f16_few(char* q_tile, float* red, const int (&rows)[2],
-                                             int valid_rows, float rope_scale,
-                                             float scale_log2, int ctid, bool dry,
-                                             float (&sl)[2]) {
-  const int log_t = 8 - (32 - __clz(max(valid_rows, 1) - 1));  // T = 256 / R = 2^log_t >= 8
-  const int row = ctid >> log_t, i = ctid & ((1 << log_t) - 1);
-  const int b0 = i / 8, step = 1 << (log_t - 3);  // blocks b0 + j step
-  char* base = q_tile + b0 * kQBlockBytes + row * kRowBytes + (((i % 8) ^ (row % 8)) << 4);
-  // this thread's chunks (0 past the valid rows) and the one in the rope block (-1: none)
-  const int n = row < valid_rows && b0 < kColBlocks ? (kColBlocks - 1 - b0) / step + 1 : 0;
-  const int jr = (kColBlocks - 1 - b0) % step == 0 ? (kColBlocks - 1 - b0) / step : -1;
-  auto at = [&](int j) { return reinterpret_cast<uint4*>(base + j * step * kQBlockBytes); };
-  uint4 c[kColBlocks];
-#pragma unroll
-  for (int j = 0; j < kColBlocks; ++j) c[j] = j < n ? *at(j) : uint4{};
-  uint32_t m = 0, mr = 0;  // the latent's and the rope's
-#pragma unroll
-  for (int j = 0; j < kColBlocks; ++j) {
-    if (j == jr)
-      mr = q_max_abs(mr, c[j]);
-    else
-      m = q_max_abs(m, c[j]);
-  }
-  float mx = fmaxf(q_max_float<T>(m), q_max_float<T>(mr) * rope_scale);
-  const int lanes = min(1 << log_t, 32), slots = (1 << log_t) / lanes;  // a row's
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1)
-    if (o < lanes) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  if ((ctid & (lanes - 1)) == 0) red[ctid / lanes] = mx;
-  named_barrier(kBarQF16, kConsumerThreads);  // every row's slots in red
-  auto row_exp = [&](int r) {
-    float v = 0.f;
-    for (int k = 0; k < slots; ++k) v = fmaxf(v, red[r * slots + k]);
-    return q_pow2_exp(v);
-  };
-#pragma unroll
-  for (int r = 0; r < 2; ++r)
-    sl[r] = rows[r] < valid_rows ? scale_log2 * q_pow2(-row_exp(rows[r])) : scale_log2;
-  if (n == 0) return;
-  const float pow2 = q_pow2(row_exp(row));
-#pragma unroll
-  for (int j = 0; j < kColBlocks; ++j)
-    if (j < n)
-      *(dry ? reinterpret_cast<uint4*>(red) + ctid % 32 : at(j)) =
-          q_chunk_to_f16<T>(c[j], j == jr ? pow2 * rope_scale : pow2);
-}
-template <typename T, bool kFew>
 __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&rows)[2],
                                          int valid_rows, float rope_scale, float scale_log2,
-                                         int ctid, int g, int lane, bool dry, float (&sl)[2]) {
-  if (kFew && valid_rows <= kRowsPerTile / 2) {
-    q_to_f16_few<T>(q_tile, red, rows, valid_rows, rope_scale, scale_log2, ctid, dry, sl);
-    fence_proxy_async();  // (the score GEMMs read Q through the async proxy)
-    named_barrier(kBarQF16, kConsumerThreads);
-    return;
-  }
+                                         int g, int lane, float (&sl)[2]) {
   const int u = 4 * (g ^ (lane / 4 % 2)) + lane % 4;  // this thread's chunk of a block's row
   auto chunk = [&](int row, int b) {
     return reinterpret_cast<uint4*>(q_tile + b * kQBlockBytes + row * kRowBytes +
                                     ((u ^ (row % 8)) << 4));
+  };
+  auto max_abs = [](uint32_t m, const uint4& v) {  // 16-bit magnitudes, two a word
+    constexpr uint32_t kAbs = 0x7fff7fffu;
+    m = __vmaxu2(m, __vmaxu2(v.x & kAbs, v.y & kAbs));
+    return __vmaxu2(m, __vmaxu2(v.z & kAbs, v.w & kAbs));
+  };
+  auto to_float = [](uint32_t m) {  // the larger magnitude of a word's two, as a float
+    return ElementTraits<T>::unpack(max(m & 0xffffu, m >> 16)).x;
   };
   const bool valid[2] = {rows[0] < valid_rows, rows[1] < valid_rows};
   uint4 c[2][kColBlocks];
@@ -1013,8 +937,8 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
   for (int r = 0; r < 2; ++r) {
     uint32_t m = 0;  // the latent's
 #pragma unroll
-    for (int b = 0; b < kColBlocks - 1; ++b) m = q_max_abs(m, c[r][b]);
-    mx[r] = fmaxf(q_max_float<T>(m), q_max_float<T>(q_max_abs(0u, c[r][kColBlocks - 1])) * rope_scale);
+    for (int b = 0; b < kColBlocks - 1; ++b) m = max_abs(m, c[r][b]);
+    mx[r] = fmaxf(to_float(m), to_float(max_abs(0u, c[r][kColBlocks - 1])) * rope_scale);
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -1029,14 +953,27 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = rows[r];
-    const int k = q_pow2_exp(fmaxf(mx[r], red[(1 - g) * kRowsPerTile + row]));
-    const float pow2 = q_pow2(k);
-    sl[r] = scale_log2 * q_pow2(-k);
+    const float m = fmaxf(mx[r], red[(1 - g) * kRowsPerTile + row]);
+    // 2^k with m 2^k in [2^14, 2^15): k = 14 - (m's exponent); 1 for a zero, subnormal or
+    // non-finite maximum (a NaN's magnitude bits are the largest: so is its exponent)
+    const int e = int(__float_as_uint(m) >> 23) & 0xff;  // biased exponent (m >= 0)
+    const int k = e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
+    const float pow2 = __uint_as_float(uint32_t(127 + k) << 23);
+    sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
     if (valid[r]) {
 #pragma unroll
-      for (int b = 0; b < kColBlocks; ++b)
-        *(dry ? reinterpret_cast<uint4*>(red) + lane : chunk(row, b)) =
-            q_chunk_to_f16<T>(c[r][b], b == kColBlocks - 1 ? pow2 * rope_scale : pow2);
+      for (int b = 0; b < kColBlocks; ++b) {
+        const uint4 v = c[r][b];
+        const float f = b == kColBlocks - 1 ? pow2 * rope_scale : pow2;
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+        uint32_t h[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float2 x = ElementTraits<T>::unpack(w[i]);
+          h[i] = ElementTraits<__half>::pack(x.x * f, x.y * f);
+        }
+        *chunk(row, b) = make_uint4(h[0], h[1], h[2], h[3]);
+      }
     }
   }
   fence_proxy_async();  // (the score GEMMs read Q through the async proxy)
@@ -1233,47 +1170,28 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
       const WorkItem nx = start.at(plan, w + 1, num_heads, kvm);
       nx_row0 = nx.row0, nx_qo_start = nx.qo_start, nx_valid_rows = nx.valid_rows;
     }
-    // (an e4m3 cache's Q with TMA: the wait comes with the conversion below)
-    constexpr bool kWaitQHere = !(kE4m3 && kQTma);
     if (item.num_tiles > 0 || q_issued) {
       MLAW_TRACE(seq0, 16 + g);
       if constexpr (kQTma) {
         if (ctid < 32 && !q_issued)
           load_q_tma(qm, item.row0, item.qo_start, item.valid_rows, num_heads, heads, q_smem,
                      q_bar, lane);
-        if constexpr (kWaitQHere) {
-          mbar_wait(q_bar, q_phase);
-          q_phase ^= 1;
-        }
+        mbar_wait(q_bar, q_phase);
+        q_phase ^= 1;
       } else {
         load_q<T>(args, item, q_smem, ctid);
         named_barrier(kBarQ, kConsumerThreads);
       }
-      if constexpr (kWaitQHere) {
-        MLAW_TRACE(seq0, 18);
-        if (g == 0 && w == w_begin) MLAW_SPAN(7, global_timer());
-      }
+      MLAW_TRACE(seq0, 18);
+      if (g == 0 && w == w_begin) MLAW_SPAN(7, global_timer());
     }
     // the score scale of this thread's rows (an e4m3 cache: over their power of two, q_to_f16)
     float sl[2] = {scale_log2, scale_log2};
-    if constexpr (kE4m3) {
-      // a CTA of one item first runs q_to_f16 dry while its Q is in flight (MLAW_SM90_QF16_DRY)
-      bool dry = kQTma && !kEarlyQ && MLAW_SM90_QF16_DRY && w == w_begin && item.num_tiles > 0;
-#pragma unroll 1
-      for (bool again = true; again; again = dry, dry = false) {
-        if (!kWaitQHere && !dry && (item.num_tiles > 0 || q_issued)) {
-          mbar_wait(q_bar, q_phase);
-          q_phase ^= 1;
-          MLAW_TRACE(seq0, 18);
-          if (g == 0 && w == w_begin) MLAW_SPAN(7, global_timer());
-        }
-        if (item.num_tiles > 0) {
-          if (!MLAW_SM90_PROBE_NO_QF16)
-            q_to_f16<T, !kEarlyQ>(smem + kSmemQ, red_sum, rows, item.valid_rows,
-                                  args.kpe_scale, scale_log2, ctid, g, lane, dry, sl);
-          if (g == 0) MLAW_TRACE(seq0, dry ? 30 : 29);
-        }
-      }
+    if (kE4m3 && item.num_tiles > 0) {
+      if (!MLAW_SM90_PROBE_NO_QF16)
+        q_to_f16<T>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale, scale_log2, g,
+                    lane, sl);
+      if (g == 0) MLAW_TRACE(seq0, 29);
     }
     q_issued = q_next;
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
@@ -1290,9 +1208,17 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     float m_run[2] = {-INFINITY, -INFINITY};
     [[maybe_unused]] float m_max[2] = {-INFINITY, -INFINITY};  // gather mode: exact row max
     float l_run[2] = {0.f, 0.f};
+    // O: the item's first P V overwrites it (issue_pv's first), so only an item without tiles
+    // zeroes it. (At B=1 the ~130 zeroing instructions ran from a cold instruction cache
+    // between an e4m3 cache's Q conversion and the first tile's wait: ~600 clocks.)
     float o[128];
 #pragma unroll
-    for (int i = 0; i < 128; ++i) o[i] = 0.f;
+    for (int i = 0; i < 128; ++i) {
+      if (item.num_tiles == 0)
+        o[i] = 0.f;
+      else
+        asm volatile("" : "=f"(o[i]));  // (defined here: not the previous item's, still live)
+    }
     constexpr int kNb = kScoreTokens / 8;  // n8 blocks of this thread's scores
     const bool scorer = g < kScorers;
     // Gather mode: the scorer's slot ids (lane l: tokens l and l + 32) of the tiles it (cur),
@@ -1502,7 +1428,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
           fence_operands(o);
           if (!MLAW_SM90_PROBE_NO_PV)
             issue_pv<TG, h * kKvTile / 16 / kHalves, (h + 1) * kKvTile / 16 / kHalves>(
-                o, p_smem, kv_smem + stage * kKvStageBytes, g);
+                o, p_smem, kv_smem + stage * kKvStageBytes, g, h == 0 && it == 0);
         };
         half(std::integral_constant<int, 0>{});
         if constexpr (kHalves == 2) half(std::integral_constant<int, 1>{});
