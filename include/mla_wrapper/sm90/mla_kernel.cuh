@@ -1209,8 +1209,10 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     [[maybe_unused]] float m_max[2] = {-INFINITY, -INFINITY};  // gather mode: exact row max
     float l_run[2] = {0.f, 0.f};
     // O: the item's first P V overwrites it (issue_pv's first), so only an item without tiles
-    // zeroes it. (At B=1 the ~130 zeroing instructions ran from a cold instruction cache
-    // between an e4m3 cache's Q conversion and the first tile's wait: ~600 clocks.)
+    // zeroes it. At B=1 the ~130 zeroing instructions ran from a cold instruction cache before
+    // the first tile's wait (an e4m3 cache: after the Q conversion, the wait ~400 clocks
+    // later); H200 A/B (logs/sm90_s44_2026-11-28 run 6): 16-bit B=1 1.01-1.04x faster (CUDA
+    // graphs 1.01-1.02x at L=1024), H=128 B=64 L=4096 1.02x, the other grid rows equal.
     float o[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) {
