@@ -125,7 +125,8 @@
 // 0.95-1.02x fa3, compute 0.81-0.94x (logs/sm90_s42_2026-11-28). f16 GEMMs (session 43,
 // logs/sm90_s43_2026-11-28, H200, A/B against that build on the same tensors): compute rows
 // 1.09-1.10x faster, memory and middle rows 1.07-1.08x, B=1 0.92-0.96x from a CUDA graph (the
-// Q conversion, ~4300 clocks an item, outlasts the first tile's load there); period 4040,
+// Q conversion, ~4300 clocks an item then, ~3300 since session 44, outlasts the first tile's
+// widening there); period 4040,
 // widening 1930-2100 clocks (eight loads of a thread in flight, three barriers). Not kept: an
 // mbarrier per TMA box (0.96-0.97x), a widening by bit moves (slower), the next tile's boxes
 // issued between the widening's phases (0.93-0.97x), Q converted by the scorer alone or with
