@@ -283,11 +283,11 @@ def test_fp8_query_rows_far_apart_in_magnitude(workspace, poison, dtype):
     (5, 1, 3, "fp16"), (1, 4, 2, "bf16"), (9, 1, 3, "bf16"), (8, 3, 2, "fp16"),
     (17, 1, 2, "bf16"), (32, 1, 3, "fp16"), (33, 1, 2, "bf16"), (16, 1, 300, "bf16")])
 def test_fp8_few_query_rows(workspace, poison, heads, qo_len, num_reqs, dtype):
-    """Tiles of 1-33 valid rows (q_to_f16 spreads up to 32 over every consumer thread, 256 / R
-    threads a row for R rows rounded up to a power of two), query rows 2^-10 to 2^12 apart
-    (fp16: 2^9) and rope columns times kpe / ckv = 3, so that a row scaled by another row's
-    power of two would show (the largest rows' scores have a standard deviation of ~4: not
-    one-hot); 300 requests: CTAs of several items (the early-Q instance)."""
+    """Tiles of 1-33 valid rows (q_to_f16 converts only the valid rows; row maxima meet across
+    the two consumer warpgroups), query rows 2^-10 to 2^12 apart (fp16: 2^9) and rope columns
+    times kpe / ckv = 3, so that a row scaled by another row's power of two would show (the
+    largest rows' scores have a standard deviation of ~4: not one-hot); 300 requests: CTAs of
+    several items (the early-Q instance)."""
     lens = ([1, 700, 64, 2500] * 75)[:num_reqs]
     b = make_fp8_batch(lens, qo_len, heads, 64, DTYPES[dtype], seed=heads * 10 + qo_len,
                        ckv_scale=2.0 ** -12, kpe_scale=3 * 2.0 ** -12)
