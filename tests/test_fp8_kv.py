@@ -210,6 +210,15 @@ def make_fp8_batch(kv_lens, qo_len, heads, page_size, dtype, layout="fused", see
     return b
 
 
+def scale_query_heads(b, factors):
+    """Multiplies head h of batch b's query (latent and rope columns) by factors[h % len]."""
+    heads = b["q_nope"].shape[1]
+    f = torch.tensor(factors, device=b["q_nope"].device).repeat(heads)[:heads]
+    f = f[None, :, None].to(b["dtype"])
+    b["q_nope"].mul_(f)
+    b["q_pe"].mul_(f)
+
+
 # -------------------------------------------------------------------------------- GPU grid
 @hopper
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
@@ -268,9 +277,7 @@ def test_fp8_query_rows_far_apart_in_magnitude(workspace, poison, dtype):
     b = make_fp8_batch([700, 64, 1, 2500], 1, 128, 64, DTYPES[dtype], seed=23,
                        ckv_scale=2.0 ** -14, kpe_scale=2.0 ** -6)
     big = 2.0 ** 16 if dtype == "bf16" else 2.0 ** 13
-    f = torch.tensor([big, 2.0 ** -12, 1.0, 2.0 ** 6], device="cuda").repeat(32)  # per head
-    b["q_nope"].mul_(f[None, :, None].to(b["dtype"]))
-    b["q_pe"].mul_(f[None, :, None].to(b["dtype"]))
+    scale_query_heads(b, [big, 2.0 ** -12, 1.0, 2.0 ** 6])
     # (the inputs do leave f16's range: the rope times the ratio always, bf16 latent rows too)
     assert float(b["q_pe"].abs().max()) * 2.0 ** 8 > 65504
     assert dtype != "bf16" or float(b["q_nope"].abs().max()) > 65504
@@ -292,9 +299,7 @@ def test_fp8_few_query_rows(workspace, poison, heads, qo_len, num_reqs, dtype):
     b = make_fp8_batch(lens, qo_len, heads, 64, DTYPES[dtype], seed=heads * 10 + qo_len,
                        ckv_scale=2.0 ** -12, kpe_scale=3 * 2.0 ** -12)
     big = 2.0 ** 12 if dtype == "bf16" else 2.0 ** 9
-    f = torch.tensor([big, 2.0 ** -10, 1.0, 2.0 ** 5], device="cuda").repeat(9)[:heads]
-    b["q_nope"].mul_(f[None, :, None].to(b["dtype"]))
-    b["q_pe"].mul_(f[None, :, None].to(b["dtype"]))
+    scale_query_heads(b, [big, 2.0 ** -10, 1.0, 2.0 ** 5])
     plan_run_check(new_wrapper(workspace, backend="sm90"), b, qo_len > 1, poison)
 
 
