@@ -9,7 +9,8 @@ Public API (imported lazily: ``import mla_wrapper`` compiles nothing and loads n
                                   it to register them; see its docstring)
   flash_mla_sparse_fwd            FlashMLA's sparse (top-k) prefill contract
   BatchSparseMLAWrapper           sparse (top-k) MLA plan/run wrapper for the serving loop
-  cp_gather_cache, gather_and_maybe_dequant_cache   vLLM's paged -> contiguous cache copies
+  cp_gather_cache, gather_and_maybe_dequant_cache, cp_gather_and_upconvert_fp8_kv_cache
+                                  vLLM's paged -> contiguous cache gathers (fp8 dequantized)
 """
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ _LAZY = {
     "merge_attn_states": "mla_wrapper.ops",
     "flash_mla_sparse_fwd": "mla_wrapper.sparse",
     "BatchSparseMLAWrapper": "mla_wrapper.sparse",
-    "cp_gather_cache": "mla_wrapper.sparse",
-    "gather_and_maybe_dequant_cache": "mla_wrapper.sparse",
+    "cp_gather_cache": "mla_wrapper.cache_ops",
+    "gather_and_maybe_dequant_cache": "mla_wrapper.cache_ops",
+    "cp_gather_and_upconvert_fp8_kv_cache": "mla_wrapper.cache_ops",
 }
 
 __all__ = list(_LAZY) + ["__version__"]

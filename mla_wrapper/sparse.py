@@ -6,7 +6,8 @@
 * ``BatchSparseMLAWrapper``: plan() once per step on the host (token counts, topk),
   run(q_nope, q_pe, ckv_cache, kpe_cache, indices, ...) once per layer; split-KV across the
   top-k list when the tokens do not fill the GPU; CUDA-graph mode.
-* ``cp_gather_cache`` / ``gather_and_maybe_dequant_cache``: vLLM's paged -> contiguous copies.
+* ``cp_gather_cache`` / ``gather_and_maybe_dequant_cache``: vLLM's paged -> contiguous copies,
+  re-exported from ``mla_wrapper.cache_ops`` (with ``cp_gather_and_upconvert_fp8_kv_cache``).
 
 Slot ids: the latent cache viewed flat, slot = page id * page_size + offset; -1 (any id < 0
 or >= the number of slots) is skipped, as are ids at positions >= topk_length[token]. A
@@ -34,6 +35,7 @@ from . import backends, sparse_specs
 from ._validate import check_tensor
 from .backends import sm80
 from .backends.planned import PlannedKernel, _pack_args
+from .cache_ops import cp_gather_cache, gather_and_maybe_dequant_cache  # noqa: F401 (re-export)
 from .planner import CostModel, Planner
 from .wrapper import _current_device_getter, _raw_stream_getter
 
@@ -412,93 +414,6 @@ def flash_mla_sparse_fwd(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tenso
         scale = torch.where(torch.isinf(lse), torch.zeros_like(scale), scale)
         out.copy_(out.float() * scale[..., None])
     return out, max_logits, lse
-
-
-# ------------------------------------------------------------------------ vLLM cache ops
-_CACHE_MODULES: dict[int, object] = {}
-
-
-def _gather_cache(src_cache, dst, block_table, cu_seq_lens, token_to_seq, num_tokens: int,
-                  batch_size: int, seq_starts) -> None:
-    check_tensor("src_cache", src_cache, cuda=True)
-    if src_cache.dim() < 3:
-        raise ValueError(f"src_cache: expected [num_blocks, block_size, entries...], got shape "
-                         f"{list(src_cache.shape)}")
-    check_tensor("dst", dst, dtypes=(src_cache.dtype,), device=src_cache.device)
-    entry_shape = tuple(src_cache.shape[2:])
-    if dst.dim() < 1 or tuple(dst.shape[1:]) != entry_shape:
-        raise ValueError(f"dst: expected [tokens, {', '.join(map(str, entry_shape))}], got "
-                         f"{list(dst.shape)}")
-    entry = src_cache[0, 0] if src_cache.shape[0] and src_cache.shape[1] else None
-    if (entry is not None and not entry.is_contiguous()) or \
-            (dst.shape[0] and not dst[0].is_contiguous()):
-        raise ValueError("src_cache / dst: each entry (dims 2.. / 1..) must be contiguous")
-    check_tensor("block_table", block_table, dtypes=(torch.int32,), ndim=2,
-                 device=src_cache.device, last_dim_contiguous=True)
-    check_tensor("cu_seq_lens", cu_seq_lens, dtypes=(torch.int32,), ndim=1,
-                 device=src_cache.device)
-    if not cu_seq_lens.is_contiguous() or cu_seq_lens.numel() < batch_size + 1:
-        raise ValueError(f"cu_seq_lens: expected a contiguous [>= {batch_size + 1}] tensor, got "
-                         f"{list(cu_seq_lens.shape)}")
-    for name, t in (("token_to_seq", token_to_seq), ("seq_starts", seq_starts)):
-        if t is not None:
-            check_tensor(name, t, dtypes=(torch.int32,), ndim=1, device=src_cache.device)
-            if not t.is_contiguous():
-                raise ValueError(f"{name}: must be contiguous")
-    num_tokens = min(int(num_tokens), dst.shape[0])
-    if num_tokens <= 0 or batch_size <= 0:
-        return
-    esize = src_cache.element_size()
-    p = sparse_specs.GatherCacheParamsStruct(
-        src=src_cache.data_ptr(), dst=dst.data_ptr(), block_table=block_table.data_ptr(),
-        cu_seq_lens=cu_seq_lens.data_ptr(),
-        token_to_seq=0 if token_to_seq is None else token_to_seq.data_ptr(),
-        seq_starts=0 if seq_starts is None else seq_starts.data_ptr(),
-        num_tokens=num_tokens, batch=batch_size, block_size=src_cache.shape[1],
-        entry_bytes=int(np.prod(entry_shape)) * esize,
-        src_stride_block=src_cache.stride(0) * esize, src_stride_token=src_cache.stride(1) * esize,
-        dst_stride_token=dst.stride(0) * esize, block_table_stride=block_table.stride(0))
-    device = src_cache.device
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    mod = _CACHE_MODULES.get(index)
-    if mod is None:
-        from .jit import load  # noqa: PLC0415
-        from .jit.env import device_arch  # noqa: PLC0415
-
-        mod = _CACHE_MODULES[index] = load(sparse_specs.cache_ops_spec(device_arch(device)))
-    with torch.cuda.device(index):
-        mod.call(sparse_specs.GATHER_CACHE, ctypes.addressof(p),
-                 torch.cuda.current_stream(index).cuda_stream)
-
-
-def cp_gather_cache(src_cache: torch.Tensor, dst: torch.Tensor, block_table: torch.Tensor,
-                    cu_seq_lens: torch.Tensor, batch_size: int,
-                    seq_starts: Optional[torch.Tensor] = None) -> None:
-    """vLLM's cp_gather_cache: dst[cu_seq_lens[b] + i] = src_cache[block_table[b, p //
-    block_size], p % block_size] with p = i + seq_starts[b] (0 without seq_starts), for every
-    sequence b < batch_size; src_cache [num_blocks, block_size, entries...], dst [tokens,
-    entries...] of the same dtype; rows of dst past cu_seq_lens[batch_size] are left alone."""
-    _gather_cache(src_cache, dst, block_table, cu_seq_lens, None, dst.shape[0]
-                  if isinstance(dst, torch.Tensor) and dst.dim() else 0, batch_size, seq_starts)
-
-
-def gather_and_maybe_dequant_cache(src_cache: torch.Tensor, dst: torch.Tensor,
-                                   block_table: torch.Tensor, cu_seq_lens: torch.Tensor,
-                                   token_to_seq: torch.Tensor, num_tokens: int,
-                                   kv_cache_dtype: str, scale: Optional[torch.Tensor] = None,
-                                   seq_starts: Optional[torch.Tensor] = None) -> None:
-    """vLLM's gather_and_maybe_dequant_cache: like cp_gather_cache for the first num_tokens
-    rows of dst, token t belonging to sequence token_to_seq[t]. kv_cache_dtype "auto" (or the
-    cache's own dtype name) copies; the fp8 dequant branch is not supported yet (raises)."""
-    if kv_cache_dtype not in ("auto", "bfloat16", "bf16", "float16", "fp16", "half"):
-        raise NotImplementedError(f"gather_and_maybe_dequant_cache: kv_cache_dtype "
-                                  f"{kv_cache_dtype!r} (fp8 dequant) is not supported yet; only "
-                                  "'auto' (a bf16/fp16 cache copied as is)")
-    if token_to_seq is None:
-        raise ValueError("token_to_seq: expected an int32 [num_tokens] CUDA tensor, got None")
-    _gather_cache(src_cache, dst, block_table, cu_seq_lens, token_to_seq, num_tokens,
-                  cu_seq_lens.numel() - 1 if isinstance(cu_seq_lens, torch.Tensor) else 0,
-                  seq_starts)
 
 
 __all__ = ["BatchSparseMLAWrapper", "flash_mla_sparse_fwd", "cp_gather_cache",

@@ -3,8 +3,9 @@
   sparse_mla   the sm80 attention kernel in its gather mode (jit_templates/sparse_mla.cu.jinja,
                include/mla_wrapper/sparse/gather.cuh): one library per (dtype, arch, config)
                exporting mlaw_sparse_mla_run(plan, args, sparse_args, stream)
-  cache_ops    vLLM's cp_gather_cache / gather_and_maybe_dequant_cache copy kernel
-               (jit_templates/cache_ops.cu.jinja): one library per arch
+  cache_ops    vLLM's cache-gather kernels (cp_gather_cache, gather_and_maybe_dequant_cache,
+               cp_gather_and_upconvert_fp8_kv_cache; jit_templates/cache_ops.cu.jinja, the
+               Python side in cache_ops.py): one library per arch
 
 and the ctypes mirrors of include/mla_wrapper/sparse/sparse.h (MlaSparseArgs) and
 cache_ops.cuh (GatherCacheParams). The tile constants and shared-memory configurations are
@@ -43,7 +44,7 @@ def spec(dtype: str, arch: str, config: str | None = None, device=None,
 
 
 def cache_ops_spec(arch: str) -> KernelSpec:
-    """The cache-gather library (dtype-agnostic byte copies) for ``arch``."""
+    """The cache-gather library (byte copies and fp8 dequantizing gathers) for ``arch``."""
     from .jit.env import normalize_arch  # noqa: PLC0415
 
     return KernelSpec(family="cache_ops", template="cache_ops.cu.jinja",
@@ -77,7 +78,15 @@ class GatherCacheParamsStruct(ctypes.Structure):
     """Mirror of cache_ops.cuh ``GatherCacheParams``."""
 
     _fields_ = [(n, _p) for n in ("src", "dst", "block_table", "cu_seq_lens", "token_to_seq",
-                                  "seq_starts")] + \
+                                  "seq_starts", "scale")] + \
         [(n, _i64) for n in ("num_tokens", "batch", "block_size", "entry_bytes",
                              "src_stride_block", "src_stride_token", "dst_stride_token",
-                             "block_table_stride")]
+                             "block_table_stride")] + \
+        [(n, ctypes.c_int32) for n in ("kind", "fp8_format", "out_type", "starts_only")]
+
+
+# cache_ops.cuh GatherKind, GatherFp8, GatherOut
+GATHER_COPY, GATHER_DEQUANT, GATHER_DS_MLA = 0, 1, 2
+FP8_E4M3, FP8_E5M2 = 0, 1
+OUT_BF16, OUT_F16, OUT_F32 = 0, 1, 2
+DS_MLA_ROW_BYTES = 656   # FlashMLA's fp8 row: 512 e4m3, 4 fp32 scales, 64 bf16 rope values

@@ -1,11 +1,11 @@
-"""Sparse (top-k) MLA: flash_mla_sparse_fwd, BatchSparseMLAWrapper and vLLM's cache-gather ops.
+"""Sparse (top-k) MLA: flash_mla_sparse_fwd and BatchSparseMLAWrapper (vLLM's cache-gather ops,
+built with the sparse family: test_cache_ops.py).
 
 CPU: the sparse reference against float64 math, argument errors, template rendering, the
 ctypes mirrors, a compile of the kernels for sm_90a (marked `compile`). GPU (marked `gpu`):
 the kernels against reference.sparse_mla_attention over random indices with duplicates, -1
 holes, all -1 rows, topk_length, topk not a multiple of 64, heads 16/64/128, bf16/fp16,
-NaN-poisoned outputs, split-KV, CUDA-graph capture + replay with new indices; the cache ops
-against torch indexing.
+NaN-poisoned outputs, split-KV, CUDA-graph capture + replay with new indices.
 """
 from __future__ import annotations
 
@@ -132,21 +132,13 @@ def test_flash_mla_sparse_fwd_argument_errors():
         flash_mla_sparse_fwd(q, kv, idx, 0.1)
 
 
-def test_wrapper_and_cache_op_errors_without_gpu():
-    from mla_wrapper.sparse import (BatchSparseMLAWrapper, cp_gather_cache,
-                                    gather_and_maybe_dequant_cache)
+def test_wrapper_errors_without_gpu():
+    from mla_wrapper.sparse import BatchSparseMLAWrapper, cp_gather_cache
 
     with pytest.raises(ValueError, match="float_workspace_buffer: expected a CUDA tensor"):
         BatchSparseMLAWrapper(torch.empty(16, dtype=torch.uint8))
-    src = torch.zeros(4, 16, 576, dtype=torch.bfloat16)
-    dst = torch.zeros(10, 576, dtype=torch.bfloat16)
-    bt = torch.zeros(2, 4, dtype=torch.int32)
-    cu = torch.tensor([0, 5, 10], dtype=torch.int32)
-    with pytest.raises(ValueError, match="src_cache: expected a CUDA tensor"):
-        cp_gather_cache(src, dst, bt, cu, 2)
-    with pytest.raises(NotImplementedError, match="not supported yet"):
-        gather_and_maybe_dequant_cache(src, dst, bt, cu, torch.zeros(10, dtype=torch.int32), 10,
-                                       "fp8", torch.ones(1))
+    from mla_wrapper import cache_ops   # (the cache ops, re-exported here: test_cache_ops.py)
+    assert cp_gather_cache is cache_ops.cp_gather_cache
 
 
 def test_plan_argument_errors():
@@ -225,13 +217,14 @@ def test_ctypes_mirrors():
     import ctypes
 
     assert ctypes.sizeof(sparse_specs.MlaSparseArgsStruct) == 32
-    assert ctypes.sizeof(sparse_specs.GatherCacheParamsStruct) == 6 * 8 + 8 * 8
+    assert ctypes.sizeof(sparse_specs.GatherCacheParamsStruct) == 7 * 8 + 8 * 8 + 4 * 4
 
 
 def test_lazy_exports_do_not_import_torch():
     code = ("import sys, mla_wrapper; assert 'torch' not in sys.modules; "
             "names = {'BatchSparseMLAWrapper', 'flash_mla_sparse_fwd', 'cp_gather_cache', "
-            "'gather_and_maybe_dequant_cache'}; assert names <= set(dir(mla_wrapper)); "
+            "'gather_and_maybe_dequant_cache', 'cp_gather_and_upconvert_fp8_kv_cache'}; "
+            "assert names <= set(dir(mla_wrapper)); "
             "import mla_wrapper.sparse_specs; assert 'torch' not in sys.modules; "
             "assert callable(mla_wrapper.flash_mla_sparse_fwd)")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -425,42 +418,3 @@ def test_wrapper_cuda_graph_replay(workspace, heads, cap, sparse_family):
         w.plan(cap + 1, topk, heads, SM_SCALE, torch.bfloat16)
     with pytest.raises(ValueError, match="fixed"):
         w.plan(cap, topk // 2, heads, SM_SCALE, torch.bfloat16)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("use_starts", [False, True])
-@pytest.mark.parametrize("block_size,width", [(64, 576), (16, 656), (1, 7)])
-def test_cache_gather_ops(use_starts, block_size, width):
-    from mla_wrapper import cp_gather_cache, gather_and_maybe_dequant_cache
-
-    g = torch.Generator().manual_seed(block_size + width)
-    dev = "cuda"
-    num_blocks, batch = 40, 3
-    dtype = torch.bfloat16 if width % 2 == 0 else torch.float32
-    src = torch.randn(num_blocks, block_size, width, generator=g).to(dtype).to(dev)
-    seq_lens = torch.tensor([5 * block_size + 3, 0, 2 * block_size], dtype=torch.int32)
-    starts = torch.tensor([block_size + 1, 0, 3], dtype=torch.int32) if use_starts else None
-    blocks_per_seq = 10
-    block_table = torch.randperm(num_blocks, generator=g)[:batch * blocks_per_seq] \
-        .view(batch, blocks_per_seq).to(torch.int32)
-    cu = torch.zeros(batch + 1, dtype=torch.int32)
-    cu[1:] = torch.cumsum(seq_lens, 0)
-    total = int(cu[-1])
-    want = torch.empty(total, width, dtype=dtype, device=dev)
-    token_to_seq = torch.empty(total, dtype=torch.int32)
-    for b in range(batch):
-        for i in range(int(seq_lens[b])):
-            p = i + (int(starts[b]) if use_starts else 0)
-            want[int(cu[b]) + i] = src[int(block_table[b, p // block_size]), p % block_size]
-            token_to_seq[int(cu[b]) + i] = b
-    dst = torch.full((total + 2, width), float("nan"), dtype=dtype, device=dev)
-    cp_gather_cache(src, dst, block_table.to(dev), cu.to(dev), batch,
-                    None if starts is None else starts.to(dev))
-    assert torch.equal(dst[:total], want)
-    assert torch.isnan(dst[total:]).all()   # rows past cu_seq_lens[batch]: untouched
-    dst2 = torch.full((total, width), float("nan"), dtype=dtype, device=dev)
-    gather_and_maybe_dequant_cache(src, dst2, block_table.to(dev), cu.to(dev),
-                                   token_to_seq.to(dev), total, "auto",
-                                   torch.ones(1, device=dev),
-                                   None if starts is None else starts.to(dev))
-    assert torch.equal(dst2, want)
