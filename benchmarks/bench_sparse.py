@@ -2,7 +2,12 @@
 through flash_mla_sparse_fwd, each next to our dense wrapper (the family auto picks: sm90 on
 Hopper) at the same FLOPs (B requests of topk KV tokens each), in one process on one device.
 
-    python benchmarks/bench_sparse.py [--quick] [--variant "-DKNOB=1;-DKNOB=2"]
+    python benchmarks/bench_sparse.py [--quick] [--fp8] [--variant "-DKNOB=1;-DKNOB=2"]
+
+--fp8: decode rows also through the same cache in e4m3 (kv_data_type=torch.float8_e4m3fn,
+scales 1/16 and 1/4; sm90 only), its error against the reference on the dequantized cache;
+recorded as fp8_ms / fp8_err, printed as the bf16 cache's time over the fp8 one. Adds H=16
+decode rows (where the cache's bytes bound the time).
 
 --variant: also time the sparse kernel built with each ';'-separated set of extra nvcc flags
 (harness.use_variant) on the same tensors; printed and recorded as variant_ms.
@@ -38,6 +43,8 @@ FULL = [("decode", h, b, c) for h in (64, 128) for b in (1, 32, 128) for c in (6
     + [("prefill", 128, 4096, 131072), ("prefill", 64, 4096, 131072)]
 QUICK = [("decode", 128, 1, 65536), ("decode", 128, 128, 131072), ("decode", 64, 32, 65536),
          ("prefill", 128, 4096, 131072)]
+FP8_ROWS = [("decode", 16, b, 65536) for b in (1, 32, 128)]
+FP8_SCALES = (1.0 / 16, 1.0 / 4)   # ckv, kpe
 
 
 def flops(tokens, heads, valid):
@@ -61,10 +68,31 @@ def dense_ms(ws, heads, batch, graph):
     return bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
 
 
+def fp8_row(ws, q, kv, idx, out, heads, tokens, graph):
+    """The decode row's tensors through an e4m3 copy of the cache: time and error."""
+    cs, ps = FP8_SCALES
+    kv8 = torch.cat([(kv[..., :512].float() / cs).to(torch.float8_e4m3fn),
+                     (kv[..., 512:].float() / ps).to(torch.float8_e4m3fn)], -1)
+    deq = torch.cat([kv8[..., :512].float() * cs, kv8[..., 512:].float() * ps], -1)
+    w = BatchSparseMLAWrapper(ws)
+    w.plan(tokens, TOPK, heads, SM_SCALE, torch.bfloat16, kv_data_type=torch.float8_e4m3fn)
+    fn = lambda: w.run(q[..., :512], q[..., 512:], kv8[..., :512], kv8[..., 512:], idx,  # noqa: E731
+                       out=out, ckv_scale=cs, kpe_scale=ps)
+    check = min(tokens, 64)
+    ref = sparse_mla_attention(q[:check, :, :512], q[:check, :, 512:], deq[:, 0, :512],
+                               deq[:, 0, 512:], idx[:check], SM_SCALE)[0]
+    out.fill_(float("nan"))
+    fn()
+    err = rel_error(out[:check], ref)
+    ms = bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
+    return dict(fp8_ms=round(ms, 4), fp8_err=err)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--variant", default="", help="';'-separated sets of extra nvcc flags")
+    ap.add_argument("--fp8", action="store_true", help="decode rows over an e4m3 cache too")
     args = ap.parse_args()
     variants = [v.strip() for v in args.variant.split(";") if v.strip()]
     ctx = dict(device_context(), **ceilings())
@@ -75,7 +103,8 @@ def main():
           f"{'dense ms':>9} {'TFLOP/s':>8} {'ratio':>6} {'err':>8}")
     # The planned family both wrappers run here (its module name: sm90 or sm80).
     family = backends.routed_family(torch.cuda.get_device_capability()).__name__.rsplit(".", 1)[-1]
-    for mode, heads, tokens, cache_tokens in (QUICK if args.quick else FULL):
+    rows = (QUICK if args.quick else FULL) + (FP8_ROWS if args.fp8 else [])
+    for mode, heads, tokens, cache_tokens in rows:
         g = torch.Generator().manual_seed(tokens + heads)
         kv = (torch.randn(cache_tokens, 1, 576, generator=g) * 0.5).to(torch.bfloat16).cuda()
         q = torch.randn(tokens, heads, 576, generator=g).to(torch.bfloat16).cuda()
@@ -112,16 +141,22 @@ def main():
             variant_err[flags] = error()
             variant_ms[flags] = round(bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn), 4)
             use_module(impl, default, sparse_specs.RUN)
+        fp8 = {}
+        if args.fp8 and mode == "decode":
+            fp8 = fp8_row(ws, q, kv, idx, out, heads, tokens, graph)
         dms = dense_ms(ws, heads, tokens, graph)
         f = flops(tokens, heads, TOPK)
         rec = dict(mode=mode, heads=heads, tokens=tokens, cache_tokens=cache_tokens, topk=TOPK,
                    sparse_ms=round(ms, 4), sparse_tflops=round(f / ms / 1e9, 1),
                    dense_ms=round(dms, 4), dense_tflops=round(f / dms / 1e9, 1),
                    ratio=round(dms / ms, 3), graph_replay=graph, rel_error=err,
-                   family=family, **({"variant_ms": variant_ms, "variant_err": variant_err} if variants else {}))
+                   family=family, **fp8, **({"variant_ms": variant_ms, "variant_err": variant_err} if variants else {}))
         writer.write(rec)
         print(f"{mode:8} {heads:4} {tokens:6} {cache_tokens:7} {ms:10.4f} {rec['sparse_tflops']:8.1f} "
               f"{dms:9.4f} {rec['dense_tflops']:8.1f} {rec['ratio']:6.2f} {err:8.1e}")
+        if fp8:
+            print(f"    fp8 cache: {fp8['fp8_ms']:.4f} ms, {ms / fp8['fp8_ms']:.2f}x the bf16 "
+                  f"cache's speed, err {fp8['fp8_err']:.1e}")
         for flags, vms in variant_ms.items():
             print(f"    variant {flags}: {vms:.4f} ms, {f / vms / 1e9:.1f} TFLOP/s, "
                   f"{ms / vms:.3f}x the default build, {dms / vms:.2f}x dense, "

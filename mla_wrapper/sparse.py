@@ -37,7 +37,7 @@ from .backends import sm80
 from .backends.planned import PlannedKernel, _pack_args
 from .cache_ops import cp_gather_cache, gather_and_maybe_dequant_cache  # noqa: F401 (re-export)
 from .planner import CostModel, Planner
-from .wrapper import _current_device_getter, _raw_stream_getter
+from .wrapper import _current_device_getter, _kv_scale, _raw_stream_getter
 
 HEAD_DIM_CKV = sm80.HEAD_DIM_CKV
 HEAD_DIM_KPE = sm80.HEAD_DIM_KPE
@@ -100,7 +100,7 @@ class _SparseKernel(PlannedKernel):
         self._index_arrays = (-1, None)
 
     def plan_tokens(self, num_tokens: int, topk: int, num_heads: int, sm_scale: float, dtype,
-                    lens: Optional[np.ndarray], allow_split: bool) -> None:
+                    kv_dtype, lens: Optional[np.ndarray], allow_split: bool) -> None:
         self._ensure_layout(num_tokens, num_tokens, num_heads)
         if self._index_arrays[0] != (num_tokens, topk):
             self._index_arrays = ((num_tokens, topk),) + plan_inputs(num_tokens, topk)
@@ -112,9 +112,10 @@ class _SparseKernel(PlannedKernel):
         self.args.num_heads = num_heads
         self.args.sm_scale = sm_scale
         w = self.wrapper
-        self.use_module(dtype, lambda: sparse_specs.spec(
-            sm80.dtype_name(dtype), self.arch, device=w.device, kernel=self.kernel),
-            sparse_specs.RUN)
+        fp8 = kv_dtype is torch.float8_e4m3fn
+        self.use_module((dtype, "e4m3") if fp8 else dtype, lambda: sparse_specs.spec(
+            sm80.dtype_name(dtype), self.arch, device=w.device, kernel=self.kernel,
+            kv_dtype=kv_dtype if fp8 else None), sparse_specs.RUN)
 
     def launch(self, q_nope, q_pe, ckv, ckv_slot_stride, kpe, kpe_slot_stride, indices, out,
                lse, topk_length, max_logits, num_slots, stream) -> None:
@@ -197,9 +198,11 @@ class BatchSparseMLAWrapper:
                                  kv_data_type, topk_length, allow_split)
         num_tokens = _num_tokens(qo_indptr)
         kv_data_type = q_data_type if kv_data_type is None else kv_data_type
-        if q_data_type not in _ATTN_DTYPES or kv_data_type != q_data_type:
+        if q_data_type not in _ATTN_DTYPES or kv_data_type not in (q_data_type,
+                                                                   torch.float8_e4m3fn):
             raise ValueError(f"q_data_type / kv_data_type: expected both torch.bfloat16 or both "
-                             f"torch.float16, got {q_data_type} / {kv_data_type}")
+                             f"torch.float16, or a bf16 / fp16 query over a torch.float8_e4m3fn "
+                             f"cache, got {q_data_type} / {kv_data_type}")
         _check_int("num_heads", num_heads, 1, MAX_HEADS)
         _check_int("topk", topk, 1, MAX_TOPK)
         if not (isinstance(sm_scale, (int, float)) and sm_scale > 0 and math.isfinite(sm_scale)):
@@ -212,11 +215,11 @@ class BatchSparseMLAWrapper:
             if num_tokens > cap:
                 raise ValueError(f"num_tokens {num_tokens} exceeds the CUDA-graph capacity "
                                  f"max_num_tokens={cap} set at construction")
-            config = (topk, num_heads, float(sm_scale), q_data_type)
+            config = (topk, num_heads, float(sm_scale), q_data_type, kv_data_type)
             if self._graph_config is None:
                 self._graph_config = config
             elif config != self._graph_config:
-                raise ValueError(f"use_cuda_graph=True: (topk, num_heads, sm_scale, dtype) "
+                raise ValueError(f"use_cuda_graph=True: (topk, num_heads, sm_scale, q / kv dtype) "
                                  f"changed from {self._graph_config} to {config}; they are fixed "
                                  "for a CUDA-graph wrapper")
         lens = None
@@ -224,27 +227,38 @@ class BatchSparseMLAWrapper:
             lens = np.clip(_host_lens(topk_length, num_tokens), 0, topk).astype(np.int32)
         if self._impl is None:
             self._impl = _SparseKernel(self)
-        self._impl.plan_tokens(num_tokens, topk, num_heads, float(sm_scale), q_data_type, lens,
-                               bool(allow_split))
-        self._planned = (num_tokens, topk, num_heads, q_data_type)
+        if kv_data_type is torch.float8_e4m3fn and self._impl.kernel != "sm90":
+            raise ValueError(f"kv_data_type: an fp8 (e4m3) cache is read by the sm90 kernel "
+                             f"(Hopper) only; this GPU runs {self._impl.kernel} (plan with a "
+                             f"bf16 / fp16 cache, or dequantize it with "
+                             f"mla_wrapper.gather_and_maybe_dequant_cache)")
+        self._impl.plan_tokens(num_tokens, topk, num_heads, float(sm_scale), q_data_type,
+                               kv_data_type, lens, bool(allow_split))
+        self._planned = (num_tokens, topk, num_heads, q_data_type, kv_data_type)
 
     def run(self, q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Tensor,
             kpe_cache: torch.Tensor, indices: torch.Tensor,
             topk_length: Optional[torch.Tensor] = None, out: Optional[torch.Tensor] = None,
-            lse: Optional[torch.Tensor] = None, return_lse: bool = False):
+            lse: Optional[torch.Tensor] = None, return_lse: bool = False, *,
+            ckv_scale: Optional[float] = None, kpe_scale: Optional[float] = None):
         """Attention of one layer. q_nope [T, H, 512], q_pe [T, H, 64]; ckv_cache / kpe_cache:
         [num_pages, page_size, 512 / 64] (views of one 576-wide cache are fine) or flat
         [num_slots, ...]; indices [T, topk] or [T, 1, topk] int32 slot ids (rows contiguous);
         topk_length [T] int32 or None. Returns out [T, H, 512] (and lse [T, H] float32,
-        natural log, +inf for a row with no valid slot, when return_lse or lse is given)."""
+        natural log, +inf for a row with no valid slot, when return_lse or lse is given).
+
+        An fp8 cache (planned with kv_data_type=torch.float8_e4m3fn; sm90): float8_e4m3fn
+        caches whose slots are 16-byte aligned (slot strides multiples of 16 elements);
+        ckv_scale / kpe_scale (Python floats, default 1.0): real value = stored value x scale,
+        as the dense wrapper's run()."""
         return self._run(q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse,
-                         return_lse, None)
+                         return_lse, None, ckv_scale, kpe_scale)
 
     def _run(self, q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse,
-             return_lse, max_logits):
+             return_lse, max_logits, ckv_scale=None, kpe_scale=None):
         if self._planned is None:
             raise RuntimeError("run(): call plan() first")
-        T, topk, H, dtype = self._planned
+        T, topk, H, dtype, kv_dtype = self._planned
         if T == 0:
             out = q_nope.new_empty((0, H, HEAD_DIM_CKV)) if out is None else out
             lse = q_nope.new_empty((0, H), dtype=torch.float32) if lse is None else lse
@@ -253,7 +267,7 @@ class BatchSparseMLAWrapper:
         if self._current_device() != dev:
             with torch.cuda.device(dev):
                 return self._run(q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out,
-                                 lse, return_lse, max_logits)
+                                 lse, return_lse, max_logits, ckv_scale, kpe_scale)
         # Fast path: the arguments' layout is the one validated last time (a serving loop
         # calls run() per layer with the same shapes): skip the checks.
         try:
@@ -267,6 +281,13 @@ class BatchSparseMLAWrapper:
                                                  topk_length, out, lse)
             self._checked_key = key
         slots = self._checked_slots
+        if kv_dtype is torch.float8_e4m3fn:
+            self._impl.set_kv_scales(_kv_scale("ckv_scale", ckv_scale),
+                                     _kv_scale("kpe_scale", kpe_scale))
+        elif ckv_scale is not None or kpe_scale is not None:
+            raise ValueError(f"{'ckv_scale' if ckv_scale is not None else 'kpe_scale'}: applies "
+                             f"to an fp8 cache only (this plan's kv_data_type is {kv_dtype}); "
+                             "leave it None")
         if out is None:
             out = torch.empty((T, H, HEAD_DIM_CKV), dtype=dtype, device=self.device)
         if return_lse and lse is None:
@@ -279,15 +300,19 @@ class BatchSparseMLAWrapper:
 
     def _validate(self, q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse):
         """Full argument checks of run(); returns ((slots, ckv slot stride), (slots, kpe ...))."""
-        T, topk, H, dtype = self._planned
+        T, topk, H, dtype, kv_dtype = self._planned
         for name, t, dim in (("q_nope", q_nope, HEAD_DIM_CKV), ("q_pe", q_pe, HEAD_DIM_KPE)):
             check_tensor(name, t, dtypes=(dtype,), shape=(T, H, dim), device=self.device,
                          last_dim_contiguous=True)
         slots = []
         for name, t, dim in (("ckv_cache", ckv_cache, HEAD_DIM_CKV),
                              ("kpe_cache", kpe_cache, HEAD_DIM_KPE)):
-            check_tensor(name, t, dtypes=(dtype,), device=self.device, last_dim_contiguous=True)
+            check_tensor(name, t, dtypes=(kv_dtype,), device=self.device, last_dim_contiguous=True)
             slots.append(_flat_slots(name, t, dim))
+            if kv_dtype is torch.float8_e4m3fn and (slots[-1][1] % 16 or t.data_ptr() % 16):
+                raise ValueError(f"{name}: an fp8 cache's slots must be 16-byte aligned (slot "
+                                 f"stride {slots[-1][1]} elements, address {t.data_ptr()}); "
+                                 f"keep each slot's 576 bytes 16-byte aligned")
         if slots[0][0] != slots[1][0]:
             raise ValueError(f"ckv_cache / kpe_cache: {slots[0][0]} vs {slots[1][0]} slots")
         check_tensor("indices", indices, dtypes=(torch.int32,))

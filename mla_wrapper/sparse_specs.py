@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 
 from .backends import sm80, sm90
+from .backends.planned import is_fp8_kv
 from .jit.spec import Export, KernelSpec
 
 RUN = "mlaw_sparse_mla_run"
@@ -27,12 +28,17 @@ DTYPES = sm80.DTYPES
 
 
 def spec(dtype: str, arch: str, config: str | None = None, device=None,
-         kernel: str = "sm80") -> KernelSpec:
-    """The sparse attention library for ``dtype`` ('bf16' / 'fp16') on ``arch``: the gather
-    mode of the ``kernel`` family, "sm80" (sm_80+; config as in sm80.spec, None: picked from
-    ``device`` or ``arch``) or "sm90" (sm_90a only, no config)."""
+         kernel: str = "sm80", kv_dtype=None) -> KernelSpec:
+    """The sparse attention library for ``dtype`` ('bf16' / 'fp16') queries on ``arch``: the
+    gather mode of the ``kernel`` family, "sm80" (sm_80+; config as in sm80.spec, None: picked
+    from ``device`` or ``arch``) or "sm90" (sm_90a only, no config). ``kv_dtype``
+    torch.float8_e4m3fn (or 'fp8_e4m3'): over an fp8 e4m3 cache (sm90 only, as sm90.spec);
+    None or ``dtype``: the 16-bit cache's."""
     if kernel == "sm90":
-        base = sm90.spec(dtype, arch)                                # validates the arch
+        base = sm90.spec(dtype, arch, kv_dtype=kv_dtype)             # validates arch, kv_dtype
+    elif kernel == "sm80" and is_fp8_kv(kv_dtype):
+        raise ValueError("sparse MLA: an fp8 (e4m3) cache is read by the sm90 kernel (Hopper) "
+                         "only, not sm80")
     elif kernel == "sm80":
         base = sm80.spec(dtype, arch, config=config, device=device)  # validates arch / config
     else:
@@ -53,14 +59,13 @@ def cache_ops_spec(arch: str) -> KernelSpec:
 
 
 def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
-    """What `warmup` builds for sparse MLA on ``arch`` (the sm90 gather mode too on sm_90a)."""
+    """What `warmup` builds for sparse MLA on ``arch``: the sm80 gather mode, and on sm_90a
+    the sm90 one for each library sm90.warmup_specs lists (an fp8 cache's with 'fp8_e4m3')."""
     specs = sm80.warmup_specs(arch, dtypes)
-    if not specs:
-        return []
     out = [spec(dict(s.params)["dtype"], s.arch) for s in specs]
-    out += [spec(dict(s.params)["dtype"], s.arch, kernel="sm90")
-            for s in sm90.warmup_specs(arch, dtypes)]
-    return out + [cache_ops_spec(arch)]
+    out += [spec(dict(s.params)["dtype"], s.arch, kernel="sm90",
+                 kv_dtype=dict(s.params).get("kv_dtype")) for s in sm90.warmup_specs(arch, dtypes)]
+    return out + [cache_ops_spec(arch)] if out else []
 
 
 _p = ctypes.c_void_p

@@ -204,7 +204,15 @@ def test_template_renders_and_specs():
     s90 = sparse_specs.spec("bf16", "sm_90a", kernel="sm90")
     src90 = render(s90)
     assert '#include "mla_wrapper/sm90/launcher.cuh"' in src90 and "KvConfig" not in src90
-    assert "mlaw::sm90::run<Element>" in src90 and "sm90" in s90.header_dirs
+    assert "mlaw::sm90::run<Element, mlaw::sparse::SlotGather, KvElement>" in src90
+    assert "using KvElement = Element;" in src90 and "sm90" in s90.header_dirs
+    s8 = sparse_specs.spec("fp16", "sm_90a", kernel="sm90", kv_dtype=torch.float8_e4m3fn)
+    assert s8.name.startswith("sparse_sm90_fp16_e4m3")
+    assert "using KvElement = mlaw::sm90::KvE4m3;" in render(s8)
+    with pytest.raises(ValueError, match="sm90 kernel .Hopper. only, not sm80"):
+        sparse_specs.spec("bf16", "sm_90a", config="64x2", kv_dtype="fp8_e4m3")
+    names = [x.name for x in sparse_specs.warmup_specs("sm_90a", ["bf16", "fp8_e4m3"])]
+    assert names[-2].startswith("sparse_sm90_bf16_e4m3") and names[-1].startswith("cache_ops")
     with pytest.raises(ValueError, match="sm_90a"):
         sparse_specs.spec("bf16", "sm_80", kernel="sm90")
     with pytest.raises(ValueError, match="kernel"):
@@ -418,3 +426,83 @@ def test_wrapper_cuda_graph_replay(workspace, heads, cap, sparse_family):
         w.plan(cap + 1, topk, heads, SM_SCALE, torch.bfloat16)
     with pytest.raises(ValueError, match="fixed"):
         w.plan(cap, topk // 2, heads, SM_SCALE, torch.bfloat16)
+
+
+# ------------------------------------------------------------- fp8 (e4m3) cache on sm90
+IS_HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9
+FP8 = torch.float8_e4m3fn
+
+
+def quantize_cache(kv, ckv_scale, kpe_scale):
+    """A flat [S, 1, 576] 16-bit cache as e4m3 (real value = stored x its part's scale), and
+    what it dequantizes to (float32, the reference's input)."""
+    q8 = torch.cat([(kv[..., :512].float() / ckv_scale).to(FP8),
+                    (kv[..., 512:].float() / kpe_scale).to(FP8)], -1)
+    deq = torch.cat([q8[..., :512].float() * ckv_scale, q8[..., 512:].float() * kpe_scale], -1)
+    return q8, deq
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not IS_HOPPER, reason="an fp8 cache runs on the sm90 family (Hopper) only")
+@pytest.mark.parametrize("dtype_name,heads,num_tokens,topk", [
+    ("bf16", 16, 1, 2048), ("bf16", 128, 1, 2048), ("bf16", 64, 32, 256),
+    ("fp16", 128, 4, 2048), ("bf16", 16, 128, 77), ("fp16", 32, 7, 4097)])
+def test_wrapper_fp8_cache(workspace, poison, dtype_name, heads, num_tokens, topk, monkeypatch):
+    """bf16 / fp16 queries over an e4m3 cache (ckv_scale / kpe_scale as the dense wrapper's):
+    the sm90 gather mode against the reference on the dequantized cache, NaN-poisoned outputs,
+    -1 holes, duplicates, an empty row, new indices each layer, a split B=1 list."""
+    from mla_wrapper import BatchSparseMLAWrapper
+
+    monkeypatch.setenv("MLA_WRAPPER_SM90", "1")
+    dtype = DTYPES[dtype_name]
+    q, kv, idx = make_case(num_tokens, heads, topk, 64 * 300, dtype, seed=heads + topk,
+                           empty_rows=(num_tokens - 1,) if num_tokens > 1 else ())
+    ckv_scale, kpe_scale = 0.0625, 0.3
+    q8, deq = quantize_cache(kv, ckv_scale, kpe_scale)
+    cache = _paged(q8, 64)
+    w = BatchSparseMLAWrapper(workspace)
+    w.plan(num_tokens, topk, heads, SM_SCALE, dtype, kv_data_type=FP8)
+    out = poison(torch.empty(num_tokens, heads, 512, dtype=dtype, device="cuda"))
+    lse = poison(torch.empty(num_tokens, heads, dtype=torch.float32, device="cuda"))
+    for layer in range(2):
+        if layer:
+            idx = idx.roll(1, dims=2).contiguous()
+        w.run(q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:], idx, out=out,
+              lse=lse, ckv_scale=ckv_scale, kpe_scale=kpe_scale)
+        ref_o, _, ref_lse = ref(q, deq, idx)
+        assert not torch.isnan(out).any() and not torch.isnan(lse).any()
+        err = rel_error(out, ref_o)
+        assert err < TOL[dtype], f"out rel error {err}"
+        assert rel_error(lse, ref_lse) < 2e-3, "lse"
+        if num_tokens > 1:   # the row of all -1: out = 0, lse = +inf
+            assert (out[-1] == 0).all() and torch.isposinf(lse[-1]).all()
+    # the scales are applied: without them the output is another one
+    wrong = w.run(q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:], idx)
+    assert rel_error(wrong, ref_o) > 0.1
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not IS_HOPPER, reason="an fp8 cache runs on the sm90 family (Hopper) only")
+def test_wrapper_fp8_errors(workspace, monkeypatch):
+    from mla_wrapper import BatchSparseMLAWrapper
+
+    q, kv, idx = make_case(2, 16, 64, 128, torch.bfloat16)
+    q8, _ = quantize_cache(kv, 1.0, 1.0)
+    w = BatchSparseMLAWrapper(workspace)
+    w.plan(2, 64, 16, SM_SCALE, torch.bfloat16, kv_data_type=FP8)
+    with pytest.raises(ValueError, match="ckv_cache: expected dtype float8_e4m3fn"):
+        w.run(q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx)
+    with pytest.raises(ValueError, match="ckv_scale: expected a finite scale > 0"):
+        w.run(q[..., :512], q[..., 512:], q8[..., :512], q8[..., 512:], idx, ckv_scale=0.0)
+    odd = torch.empty(128, 1, 584, dtype=FP8, device="cuda")[..., :576]   # 584-byte slots
+    with pytest.raises(ValueError, match="ckv_cache: an fp8 cache's slots must be 16-byte"):
+        w.run(q[..., :512], q[..., 512:], odd[..., :512], odd[..., 512:], idx)
+    w.plan(2, 64, 16, SM_SCALE, torch.bfloat16)
+    with pytest.raises(ValueError, match="ckv_scale: applies to an fp8 cache only"):
+        w.run(q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx, ckv_scale=2.0)
+    with pytest.raises(ValueError, match="q_data_type / kv_data_type"):
+        w.plan(2, 64, 16, SM_SCALE, torch.bfloat16, kv_data_type=torch.float16)
+    monkeypatch.setenv("MLA_WRAPPER_SM90", "0")        # the sm80 family reads no fp8 cache
+    w80 = BatchSparseMLAWrapper(workspace)
+    with pytest.raises(ValueError, match="kv_data_type: an fp8 .e4m3. cache is read by the sm90"):
+        w80.plan(2, 64, 16, SM_SCALE, torch.bfloat16, kv_data_type=FP8)

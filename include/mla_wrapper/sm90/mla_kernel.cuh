@@ -118,7 +118,8 @@
 // score scale (per row, over its power of two) and the output (launcher.cuh run). The ring and
 // the plan are the 16-bit kernel's. A tile is widened just before the producer waits for the
 // next free stage, so the next tile's loads go out only after it; that tile's TMA boxes are
-// prefetched into L2 before the widening (kE4m3PrefetchL2).
+// prefetched into L2 before the widening (kE4m3PrefetchL2). The gather mode (sparse top-k) reads
+// an e4m3 cache too: its slots' bytes come by cp.async, skipped slots zero-filled (session 45).
 // History (sm90_history.md): sessions 41-42 widened to the query's type (bf16: cvt to f16, to
 // f32, pack: ~34 issue clocks a 16-byte chunk) and multiplied the rope block; on the H200 a
 // tile took 2565 clocks to widen (period 4521 at H=128 B=128 L=4096, 16-bit 3522), memory rows
@@ -539,7 +540,6 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty,
                                         uint64_t* raw) {
   constexpr bool kE4m3 = std::is_same<TKv, KvE4m3>::value;
-  static_assert(!kE4m3 || std::is_same<Kv, PagedKv>::value, "an e4m3 cache is paged only");
   constexpr uint32_t kLoadOffset = kE4m3 ? kRawOffset : 0;
   uint64_t* landed = kE4m3 ? raw : full;  // the barrier a tile's loads complete on
   const int tid = threadIdx.x;  // 0..127
@@ -1566,7 +1566,8 @@ __device__ __forceinline__ void prefetch_combine_plan(const MlaPlan& plan) {
 
 // Kv: how KV tokens are found (common/kv_access.cuh: PagedKv, the page table;
 // sparse/gather.cuh: SlotGather, per-token slot ids of the top-k gather mode). TKv: the cache's
-// element, T or KvE4m3 (an e4m3 cache, paged only: produce / dequant_tile).
+// element, T or KvE4m3 (an e4m3 cache, paged or the gather mode's slots: produce /
+// dequant_tile).
 template <typename T, typename Kv = PagedKv, bool kQTma = false, bool kEarlyQ = false,
           typename TKv = T>
 __global__ void __launch_bounds__(kThreads, 1)
