@@ -6,8 +6,8 @@ Hopper) at the same FLOPs (B requests of topk KV tokens each), in one process on
 
 --fp8: decode rows also through the same cache in e4m3 (kv_data_type=torch.float8_e4m3fn,
 scales 1/16 and 1/4; sm90 only), its error against the reference on the dequantized cache;
-recorded as fp8_ms / fp8_err, printed as the bf16 cache's time over the fp8 one. Adds H=16
-decode rows (where the cache's bytes bound the time).
+recorded as fp8_ms / fp8_err, printed as the bf16 cache's time over the fp8 one (with
+--variant, also each variant build of the e4m3 library: fp8_variant_ms). Adds H=16 decode rows.
 
 --variant: also time the sparse kernel built with each ';'-separated set of extra nvcc flags
 (harness.use_variant) on the same tensors; printed and recorded as variant_ms.
@@ -68,8 +68,9 @@ def dense_ms(ws, heads, batch, graph):
     return bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
 
 
-def fp8_row(ws, q, kv, idx, out, heads, tokens, graph):
-    """The decode row's tensors through an e4m3 copy of the cache: time and error."""
+def fp8_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
+    """The decode row's tensors through an e4m3 copy of the cache: time and error (and the
+    time of each --variant build of the e4m3 library)."""
     cs, ps = FP8_SCALES
     kv8 = torch.cat([(kv[..., :512].float() / cs).to(torch.float8_e4m3fn),
                      (kv[..., 512:].float() / ps).to(torch.float8_e4m3fn)], -1)
@@ -84,8 +85,16 @@ def fp8_row(ws, q, kv, idx, out, heads, tokens, graph):
     out.fill_(float("nan"))
     fn()
     err = rel_error(out[:check], ref)
-    ms = bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
-    return dict(fp8_ms=round(ms, 4), fp8_err=err)
+    time = lambda: round(bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn), 4)  # noqa: E731
+    rec = dict(fp8_ms=time(), fp8_err=err)
+    impl = w._impl
+    for flags in variants:
+        default = use_variant(impl, sparse_specs.spec("bf16", impl.arch, kernel=impl.kernel,
+                                                      kv_dtype=torch.float8_e4m3fn),
+                              sparse_specs.RUN, "bf16", flags)
+        rec.setdefault("fp8_variant_ms", {})[flags] = time()
+        use_module(impl, default, sparse_specs.RUN)
+    return rec
 
 
 def main():
@@ -143,7 +152,7 @@ def main():
             use_module(impl, default, sparse_specs.RUN)
         fp8 = {}
         if args.fp8 and mode == "decode":
-            fp8 = fp8_row(ws, q, kv, idx, out, heads, tokens, graph)
+            fp8 = fp8_row(ws, q, kv, idx, out, heads, tokens, graph, variants)
         dms = dense_ms(ws, heads, tokens, graph)
         f = flops(tokens, heads, TOPK)
         rec = dict(mode=mode, heads=heads, tokens=tokens, cache_tokens=cache_tokens, topk=TOPK,
@@ -157,6 +166,9 @@ def main():
         if fp8:
             print(f"    fp8 cache: {fp8['fp8_ms']:.4f} ms, {ms / fp8['fp8_ms']:.2f}x the bf16 "
                   f"cache's speed, err {fp8['fp8_err']:.1e}")
+            for flags, vms in fp8.get("fp8_variant_ms", {}).items():
+                print(f"    fp8 variant {flags}: {vms:.4f} ms, {vms / fp8['fp8_ms']:.3f}x the "
+                      f"default fp8 build's time")
         for flags, vms in variant_ms.items():
             print(f"    variant {flags}: {vms:.4f} ms, {f / vms / 1e9:.1f} TFLOP/s, "
                   f"{ms / vms:.3f}x the default build, {dms / vms:.2f}x dense, "

@@ -35,8 +35,7 @@ def make_batch(g, num_blocks, block_size, seq_lens, use_starts):
     batch = len(seq_lens)
     starts = torch.tensor([block_size + 1, 0, 3][:batch], dtype=torch.int32) if use_starts \
         else None
-    block_table = torch.randperm(num_blocks, generator=g)[:batch * 10].view(batch, 10) \
-        .to(torch.int32)
+    block_table = torch.randint(0, num_blocks, (batch, 10), generator=g, dtype=torch.int32)
     cu = torch.zeros(batch + 1, dtype=torch.int32)
     cu[1:] = torch.cumsum(torch.tensor(seq_lens, dtype=torch.int32), 0)
     token_to_seq = torch.repeat_interleave(torch.arange(batch, dtype=torch.int32),

@@ -530,6 +530,12 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
 #define MLAW_SM90_E4M3_PREFETCH 1
 #endif
 constexpr bool kE4m3PrefetchL2 = MLAW_SM90_E4M3_PREFETCH != 0;
+// The same for an e4m3 tile loaded by cp.async (pages without maps, partial tiles, the gather
+// mode's slots): each producer thread's source lines, prefetch.global.L2 (1), or not.
+#ifndef MLAW_SM90_E4M3_PREFETCH_LINES
+#define MLAW_SM90_E4M3_PREFETCH_LINES 1
+#endif
+constexpr bool kE4m3PrefetchLines = MLAW_SM90_E4M3_PREFETCH_LINES != 0;
 
 // TKv: the cache's element (T, or KvE4m3: bytes land on `raw`, dequant_tile widens them; the
 // tile issued last is widened just before the producer waits for the next free stage, so that
@@ -731,6 +737,18 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
                            : ckv + ckv_e;
         kpe_row[p] = kE4m3 ? reinterpret_cast<const T*>(static_cast<const char*>(args.kpe) + kpe_e)
                            : kpe + kpe_e;
+      }
+      if constexpr (kE4m3 && kE4m3PrefetchLines) {
+        // (e4m3: this tile's lines into L2 before the previous tile's widening, as the TMA
+        // path's box prefetch above: its copies go out only after that widening)
+#pragma unroll
+        for (int p = 0; p < kLoadPasses; ++p) {
+          if (page[p] < 0) continue;
+          const char* src = reinterpret_cast<const char*>(ckv_row[p]);
+#pragma unroll
+          for (int b = 0; b < kRawLatentBoxes; ++b) prefetch_line_l2(src + b * kRawBoxCols);
+          if (chunk < 4) prefetch_line_l2(kpe_row[p]);
+        }
       }
       widen_pending();
       wait_stage();
