@@ -530,8 +530,10 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
 #define MLAW_SM90_E4M3_PREFETCH 1
 #endif
 constexpr bool kE4m3PrefetchL2 = MLAW_SM90_E4M3_PREFETCH != 0;
-// The same for an e4m3 tile loaded by cp.async (pages without maps, partial tiles, the gather
-// mode's slots): each producer thread's source lines, prefetch.global.L2 (1), or not.
+// The same for a paged e4m3 tile loaded by cp.async (pages without maps, partial tiles): each
+// producer thread's source lines, prefetch.global.L2 (1), or not. H200, A/B against 0
+// (logs/sm90_s45_2026-11-28 runs 3-4): page 1, H=16 B=64 / 128 1.05x, B=16 1.02x, H=128
+// 0.99x; the gather mode's slots 0.92-0.93x at 128 tokens (equal at 1-32): not there.
 #ifndef MLAW_SM90_E4M3_PREFETCH_LINES
 #define MLAW_SM90_E4M3_PREFETCH_LINES 1
 #endif
@@ -738,7 +740,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         kpe_row[p] = kE4m3 ? reinterpret_cast<const T*>(static_cast<const char*>(args.kpe) + kpe_e)
                            : kpe + kpe_e;
       }
-      if constexpr (kE4m3 && kE4m3PrefetchLines) {
+      if constexpr (kE4m3 && kE4m3PrefetchLines && std::is_same<Kv, PagedKv>::value) {
         // (e4m3: this tile's lines into L2 before the previous tile's widening, as the TMA
         // path's box prefetch above: its copies go out only after that widening)
 #pragma unroll
