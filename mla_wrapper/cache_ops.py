@@ -163,6 +163,11 @@ def gather_and_maybe_dequant_cache(src_cache: torch.Tensor, dst: torch.Tensor,
     typed = torch.float8_e4m3fn if fmt == _specs.FP8_E4M3 else torch.float8_e5m2
     check_tensor("src_cache", src_cache, dtypes=(torch.uint8, typed))
     _check_dst(dst, tuple(_OUT_TYPES), src_cache.shape[2:], device)
+    if int(np.prod(src_cache.shape[2:])) % 8:
+        raise ValueError(f"src_cache: fp8 entries must be whole groups of 8 values, got "
+                         f"{list(src_cache.shape[2:])}")
+    _check_aligned("src_cache", src_cache, 8, "fp8 rows")
+    _check_aligned("dst", dst, 16, "dequantized rows")
     _check_scale(scale, device)
     _launch(src_cache, dst, block_table, cu_seq_lens, token_to_seq, seq_starts, num_tokens,
             batch, kind=_specs.GATHER_DEQUANT, scale=scale, fp8_format=fmt,
@@ -189,10 +194,25 @@ def cp_gather_and_upconvert_fp8_kv_cache(src_cache: torch.Tensor, dst: torch.Ten
                          f"{_specs.DS_MLA_ROW_BYTES}] (FlashMLA's fp8 rows), got shape "
                          f"{list(src_cache.shape)}")
     _check_dst(dst, (torch.bfloat16,), (_DS_MLA_DST,), device)
+    _check_aligned("src_cache", src_cache, 16, "FlashMLA's fp8 rows")
+    _check_aligned("dst", dst, 16, "the bf16 rows")
     batch = check_int("batch_size", batch_size, 0)
     _check_index("workspace_starts", workspace_starts, device, batch)
     _launch(src_cache, dst, block_table, workspace_starts, None, seq_starts, dst.shape[0], batch,
             kind=_specs.GATHER_DS_MLA, starts_only=True)
+
+
+def _check_aligned(name: str, t, align: int, what: str) -> None:
+    """The fp8 kernels' vector accesses: t's address and its row strides (bytes) multiples of
+    ``align``."""
+    es = t.element_size()
+    strides = [st * es for st, n in zip(t.stride()[:-1], t.shape[:-1]) if n > 1]
+    bad = [v for v in [t.data_ptr()] + strides if v % align]
+    if bad:
+        raise ValueError(f"{name}: {what} need {align}-byte aligned rows (address and row "
+                         f"strides in bytes), got address {t.data_ptr()} and strides "
+                         f"{[st * es for st in t.stride()]} bytes (use a contiguous or "
+                         f"{align}-byte padded tensor)")
 
 
 def _rows(dst) -> int:

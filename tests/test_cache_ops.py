@@ -90,6 +90,14 @@ def test_argument_errors_name_the_argument():
         gather(src, dst, bt.long(), cu, t2s, 10, "fp8", scale)
     with pytest.raises(ValueError, match="seq_starts: expected a contiguous int32"):
         gather(src, dst, bt, cu, t2s, 10, "fp8", scale, torch.zeros(1, dtype=torch.int32))
+    with pytest.raises(ValueError, match="src_cache: fp8 rows need 8-byte aligned rows"):
+        gather(torch.zeros(4, 16, 580, dtype=torch.uint8)[..., :576], dst, bt, cu, t2s, 10,
+               "fp8", scale)
+    with pytest.raises(ValueError, match="dst: dequantized rows need 16-byte aligned rows"):
+        gather(src, torch.zeros(10, 580, dtype=torch.bfloat16)[:, :576], bt, cu, t2s, 10,
+               "fp8", scale)
+    with pytest.raises(ValueError, match="src_cache: fp8 entries must be whole groups of 8"):
+        gather(src[..., :572], dst[:, :572], bt, cu, t2s, 10, "fp8", scale)
     with pytest.raises(ValueError, match="src_cache: expected a CUDA tensor"):
         gather(src, dst, bt, cu, t2s, 10, "fp8", scale)     # (every other argument fine)
     with pytest.raises(ValueError, match="src_cache: expected a CUDA tensor"):
@@ -112,6 +120,8 @@ def test_argument_errors_name_the_argument():
         up(rows, dst, bt, ws, 3)
     with pytest.raises(ValueError, match="batch_size"):
         up(rows, dst, bt, ws, -1)
+    with pytest.raises(ValueError, match="src_cache: FlashMLA's fp8 rows need 16-byte aligned"):
+        up(torch.zeros(4, 16, 664, dtype=torch.uint8)[..., 8:], dst, bt, ws, 2)
     with pytest.raises(ValueError, match="src_cache: expected a CUDA tensor"):
         up(rows, dst, bt, ws, 2)
 
