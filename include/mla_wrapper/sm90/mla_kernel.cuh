@@ -131,7 +131,11 @@
 // widening 1930-2100 clocks (eight loads of a thread in flight, three barriers). Not kept: an
 // mbarrier per TMA box (0.96-0.97x), a widening by bit moves (slower), the next tile's boxes
 // issued between the widening's phases (0.93-0.97x), Q converted by the scorer alone or with
-// its loop unrolled (~5700-6400 clocks an item).
+// its loop unrolled (~5700-6400 clocks an item); a cp.async tile's copies issued by each
+// producer thread between the widening's phases once it saw the stage free (session 45: page
+// 1 0.90-0.92x at B >= 64, the gather mode equal; logs/sm90_s45_2026-11-28 run 7), although its
+// trace (run 6) showed the stage free ~1000-1350 clocks before the widening ended and a tile
+// taking issue -> landed ~2440 + widening ~1700-2100 clocks.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
@@ -471,13 +475,8 @@ __device__ __forceinline__ void sts128(uint32_t addr, uint4 v) {
                "r"(v.z), "r"(v.w)
                : "memory");
 }
-// between(): called as the widening starts and after each of its barriers (the producer's
-// cp.async loop issues the next tile's copies there once its stage is free: produce).
-template <typename Between>
 __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint32_t parity,
-                                             uint64_t* full, int tid, int seq,
-                                             const Between& between) {
-  between();
+                                             uint64_t* full, int tid, int seq) {
   if (tid < 32) mbar_wait(raw, parity);
   MLAW_TRACE(seq, 27);
   named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
@@ -512,16 +511,13 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   store8(8);
   load8(16);
   named_barrier(kBarWiden, kProducerThreads);  // boxes 0-1 read by every thread
-  between();
   store8(16);
   load8(24);
   named_barrier(kBarWiden, kProducerThreads);  // boxes 2-3 read
-  between();
   store8(24);
 #pragma unroll
   for (int j = 0; j < 4; ++j) r[j] = lds64(src(32 + j));
   named_barrier(kBarWiden, kProducerThreads);  // the rope block read
-  between();
 #pragma unroll
   for (int j = 0; j < 4; ++j) sts128(dst(32 + j), widen_e4m3x8(r[j]));
   // (before the arrival: the consumers' wgmma reads and the stage's next TMA writes are
@@ -546,12 +542,6 @@ constexpr bool kE4m3PrefetchL2 = MLAW_SM90_E4M3_PREFETCH != 0;
 #define MLAW_SM90_E4M3_PREFETCH_LINES 1
 #endif
 constexpr bool kE4m3PrefetchLines = MLAW_SM90_E4M3_PREFETCH_LINES != 0;
-// An e4m3 tile loaded by cp.async issued by each producer thread as soon as it sees the tile's
-// stage free, between the previous tile's widening phases (1), or only after that widening (0).
-#ifndef MLAW_SM90_E4M3_EARLY_ISSUE
-#define MLAW_SM90_E4M3_EARLY_ISSUE 1
-#endif
-constexpr bool kE4m3EarlyIssue = MLAW_SM90_E4M3_EARLY_ISSUE != 0;
 
 // TKv: the cache's element (T, or KvE4m3: bytes land on `raw`, dequant_tile widens them; the
 // tile issued last is widened just before the producer waits for the next free stage, so that
@@ -598,13 +588,12 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const uint32_t issuer_dst = issuer_tok * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   int pending = -1;  // e4m3: the tile issued last, not widened yet
-  const auto no_hook = []() {};
-  auto widen_pending = [&](const auto& between) {
+  auto widen_pending = [&]() {
     if constexpr (kE4m3) {
       if (pending >= 0) {
         const int st = pending % kStages;
         dequant_tile(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1, &full[st],
-                     tid, pending, between);
+                     tid, pending);
         pending = -1;
       }
     }
@@ -678,7 +667,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         }
         tma_prefetch_3d(&maps.kpe, 0, tile_off, pg);
       }
-      widen_pending(no_hook);
+      widen_pending();
       wait_stage();
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes + kLoadOffset;
       if (tma_issuer) {
@@ -767,54 +756,39 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           if (chunk < 4) prefetch_line_l2(kpe_row[p]);
         }
       }
-      // This thread's copies of the tile, then its arrival on `full` (e4m3: `raw`) once they
-      // have landed (asynchronously: the producer goes on to the next tile, so both stages can
-      // be in flight).
+      widen_pending();
+      wait_stage();
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes + kLoadOffset;
-      bool issued = false;
-      auto issue = [&]() {
 #pragma unroll
-        for (int p = 0; p < kLoadPasses; ++p) {
-          const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
-          if constexpr (kE4m3) {
-            const char* src = reinterpret_cast<const char*>(ckv_row[p]);
-            const uint32_t dst = dst_stage + j * kRawRowBytes + chunk * 16;
+      for (int p = 0; p < kLoadPasses; ++p) {
+        const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
+        if constexpr (kE4m3) {
+          const char* src = reinterpret_cast<const char*>(ckv_row[p]);
+          const uint32_t dst = dst_stage + j * kRawRowBytes + chunk * 16;
 #pragma unroll
-            for (int b = 0; b < kRawLatentBoxes; ++b)
-              cp_async_16(dst + b * kRawBlockBytes, src + b * kRawBoxCols, page[p] >= 0, policy);
-            if (chunk < 4)
-              cp_async_16(dst_stage + kRawRopeOffset + j * kRawRopeRowBytes + chunk * 16,
-                          kpe_row[p], page[p] >= 0, policy);
-          } else {
-            const uint32_t dst = dst_stage + j * kRowBytes + ((chunk ^ (j % 8)) << 4);
+          for (int b = 0; b < kRawLatentBoxes; ++b)
+            cp_async_16(dst + b * kRawBlockBytes, src + b * kRawBoxCols, page[p] >= 0, policy);
+          if (chunk < 4)
+            cp_async_16(dst_stage + kRawRopeOffset + j * kRawRopeRowBytes + chunk * 16,
+                        kpe_row[p], page[p] >= 0, policy);
+        } else {
+          const uint32_t dst = dst_stage + j * kRowBytes + ((chunk ^ (j % 8)) << 4);
 #pragma unroll
-            for (int b = 0; b < kColBlocks; ++b) {
-              const T* src = b < kColBlocks - 1 ? ckv_row[p] + b * kBlockCols : kpe_row[p];
-              cp_async_16(dst + b * kKvBlockBytes, src, page[p] >= 0, policy);
-            }
+          for (int b = 0; b < kColBlocks; ++b) {
+            const T* src = b < kColBlocks - 1 ? ckv_row[p] + b * kBlockCols : kpe_row[p];
+            cp_async_16(dst + b * kKvBlockBytes, src, page[p] >= 0, policy);
           }
         }
-        if constexpr (kE4m3) cp_async_mbar_arrive(&landed[stage]);
-        issued = true;
-      };
-      // e4m3: the previous tile's widening; each thread issues its copies of this tile as soon
-      // as it sees the stage free (between the widening's phases, kE4m3EarlyIssue), not only
-      // after the widening: trace, H200 page 1 (logs/sm90_s45_2026-11-28 run 6), the stage came
-      // free ~1000-1350 clocks before the widening ended, and a tile took issue -> landed
-      // ~2440 + widening ~1700-2100 clocks, one tile after the other.
-      const uint32_t free_parity = ((seq / kStages) - 1) & 1;
-      widen_pending([&]() {
-        if (kE4m3EarlyIssue && !issued && (seq < kStages || mbar_test(&empty[stage], free_parity)))
-          issue();
-      });
-      wait_stage();
-      if (!issued) issue();
+      }
       if (it + 1 < item.num_tiles) load_pages(it + 1);
-      if constexpr (!kE4m3) cp_async_mbar_arrive(&landed[stage]);
+      // Arrives on `full` (e4m3: `raw`) once this thread's copies of the tile have landed
+      // (asynchronously: the producer goes on to the next tile, so both stages can be in
+      // flight).
+      cp_async_mbar_arrive(&landed[stage]);
       if (kE4m3) pending = seq;
     }
   }
-  widen_pending(no_hook);
+  widen_pending();
   cp_async_wait<0>();
 }
 
