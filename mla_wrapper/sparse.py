@@ -18,9 +18,11 @@ slot gets out = 0, lse = +inf and max_logits = -inf. The dense BatchMLAPagedAtte
 instead writes lse = -inf for an empty row (and base 2 by default); vLLM's merge kernels
 (merge_state_v2, merge_attn_states) treat both infinities as an empty state.
 
-Kernel: the sm80 attention kernel with its gather mode (include/mla_wrapper/sparse/); the
-plan is the dense planner's, with every query token one request of qo_len 1, kv_len topk,
-page table = its row of slot ids and page_size 1 (include/mla_wrapper/sparse/sparse.h).
+Kernel: the planned attention kernel the dense wrapper would pick (sm90 on Hopper, else sm80)
+in its gather mode (include/mla_wrapper/sparse/); the plan is the dense planner's, with every
+query token one request of qo_len 1, kv_len topk, page table = its row of slot ids and
+page_size 1 (include/mla_wrapper/sparse/sparse.h). An fp8 (e4m3) cache with per-part scales
+(plan kv_data_type=torch.float8_e4m3fn, run ckv_scale / kpe_scale) runs on sm90 only.
 """
 from __future__ import annotations
 
@@ -81,7 +83,8 @@ def plan_inputs(num_tokens: int, topk: int):
 
 
 class _SparseKernel(PlannedKernel):
-    """The planned sm80 path in gather mode: one request per query token (see the module doc)."""
+    """The planned family's gather mode (sm90 or sm80): one request per query token (see the
+    module doc)."""
 
     GRAPH_TOKENS_PER_REQUEST = 1
 
@@ -186,7 +189,9 @@ class BatchSparseMLAWrapper:
 
         qo_indptr: the number of query tokens (int), or a host int32 [B+1] indptr (only its
             total counts: every token has its own index list). topk: index-list length
-            (1..32768). num_heads: 1..128. sm_scale: softmax scale. Data types: bf16 / fp16.
+            (1..32768). num_heads: 1..128. sm_scale: softmax scale. Data types: bf16 / fp16
+            queries over a cache of the same dtype, or (sm90, Hopper) kv_data_type
+            torch.float8_e4m3fn: an e4m3 cache whose scales run() takes.
         topk_length: optional host [num_tokens] upper bounds of the lengths run() will get,
             for load balance: positions at or past them are never attended (the run()'s
             topk_length tensor masks within them). allow_split: False never splits a token's
