@@ -257,8 +257,8 @@ def main(argv=None) -> int:
     w = sub.add_parser("warmup", help="build the kernels a serving engine needs")
     w.add_argument("--arch", help="comma list, e.g. sm_90a,sm_100a (default: this GPU's arch)")
     w.add_argument("--dtype", help="comma list of bf16,fp16 (default: both); also fp32 (merge "
-                   "only) and fp8_e4m3 (an fp8 cache: cutlass with fp8 queries; sm90 with the "
-                   "listed bf16/fp16 queries, bf16 if none)")
+                   "only) and fp8_e4m3 (an fp8 cache: cutlass with fp8 queries; sm90 and its "
+                   "sparse gather mode with the listed bf16/fp16 queries, bf16 if none)")
     w.add_argument("--family", help="comma list of kernel families: merge,planner,sm80,sm90,cutlass")
     w.add_argument("--jobs", type=_positive_int, default=env.max_jobs(),
                    help="parallel builds (default: MLA_WRAPPER_MAX_JOBS, else the CPU count "
