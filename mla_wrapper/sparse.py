@@ -36,10 +36,10 @@ import torch
 from . import backends, sparse_specs
 from ._validate import check_tensor
 from .backends import sm80
-from .backends.planned import PlannedKernel, _pack_args
+from .backends.planned import PlannedKernel, _pack_args, apply_kv_scales
 from .cache_ops import cp_gather_cache, gather_and_maybe_dequant_cache  # noqa: F401 (re-export)
 from .planner import CostModel, Planner
-from .wrapper import _current_device_getter, _kv_scale, _raw_stream_getter
+from .wrapper import _current_device_getter, _raw_stream_getter
 
 HEAD_DIM_CKV = sm80.HEAD_DIM_CKV
 HEAD_DIM_KPE = sm80.HEAD_DIM_KPE
@@ -286,13 +286,8 @@ class BatchSparseMLAWrapper:
                                                  topk_length, out, lse)
             self._checked_key = key
         slots = self._checked_slots
-        if kv_dtype is torch.float8_e4m3fn:
-            self._impl.set_kv_scales(_kv_scale("ckv_scale", ckv_scale),
-                                     _kv_scale("kpe_scale", kpe_scale))
-        elif ckv_scale is not None or kpe_scale is not None:
-            raise ValueError(f"{'ckv_scale' if ckv_scale is not None else 'kpe_scale'}: applies "
-                             f"to an fp8 cache only (this plan's kv_data_type is {kv_dtype}); "
-                             "leave it None")
+        apply_kv_scales(self._impl, kv_dtype is torch.float8_e4m3fn, kv_dtype, ckv_scale,
+                        kpe_scale)
         if out is None:
             out = torch.empty((T, H, HEAD_DIM_CKV), dtype=dtype, device=self.device)
         if return_lse and lse is None:

@@ -16,7 +16,6 @@ fixed, so run() can be captured once and replayed after each new plan().
 """
 from __future__ import annotations
 
-import math
 from typing import Optional
 
 import numpy as np
@@ -24,6 +23,7 @@ import torch
 
 from . import backends
 from ._validate import check_tensor
+from .backends.planned import apply_kv_scales
 
 HEAD_DIM_CKV = 512
 HEAD_DIM_KPE = 64
@@ -328,13 +328,8 @@ class BatchMLAPagedAttentionWrapper:
                       and lse.get_device() == dev and lse.stride(-1) == 1):
                 check_tensor("lse", lse, dtypes=(torch.float32,), shape=(T, H), device=self.device,
                              last_dim_contiguous=True)
-        if kv_dtype is torch.float8_e4m3fn:
-            self._impl.set_kv_scales(_kv_scale("ckv_scale", ckv_scale),
-                                     _kv_scale("kpe_scale", kpe_scale))
-        elif ckv_scale is not None or kpe_scale is not None:
-            raise ValueError(f"{'ckv_scale' if ckv_scale is not None else 'kpe_scale'}: applies "
-                             f"to an fp8 cache only (this plan's kv_data_type is {kv_dtype}); "
-                             "leave it None")
+        apply_kv_scales(self._impl, kv_dtype is torch.float8_e4m3fn, kv_dtype, ckv_scale,
+                        kpe_scale)
         if self._debug_pages is not None:    # MLA_WRAPPER_DEBUG_CHECKS=1 (syncs)
             check_page_ids(*self._debug_pages, min(ckv_cache.shape[0], kpe_cache.shape[0]))
         self._impl.run(q_nope, q_pe, ckv_cache, kpe_cache, out, lse, return_lse_base_on_e,
@@ -376,19 +371,6 @@ def check_page_ids(kv_indices: torch.Tensor, start: int, end: int, num_pages: in
         raise ValueError(f"kv_indices: page id {bad} is outside the cache's {num_pages} pages "
                          f"(ckv_cache / kpe_cache dim 0); checked because "
                          f"MLA_WRAPPER_DEBUG_CHECKS is set")
-
-
-def _kv_scale(name: str, value) -> float:
-    """An fp8 cache's scale as a float (None: 1.0); ValueError unless finite and > 0."""
-    if value is None:
-        return 1.0
-    try:
-        v = float(value)
-    except (TypeError, ValueError, RuntimeError):
-        raise ValueError(f"{name}: expected a float, got {value!r}") from None
-    if not (v > 0.0 and math.isfinite(v)):
-        raise ValueError(f"{name}: expected a finite scale > 0, got {v}")
-    return v
 
 
 def _fits_cache(t, dtype, page_size, dim, dev) -> bool:

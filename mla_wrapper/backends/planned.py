@@ -19,6 +19,7 @@ wrapper needs it.
 from __future__ import annotations
 
 import ctypes
+import math
 import struct
 
 from ..jit.spec import Export
@@ -37,6 +38,31 @@ CONFIG_KEYS = ("rows_per_tile", "kv_tile", "head_dim_ckv", "head_dim_kpe", "smem
 def is_fp8_kv(kv_dtype) -> bool:
     """Whether kv_dtype (a torch dtype or a name) names an fp8 e4m3 cache."""
     return kv_dtype is not None and str(kv_dtype) in FP8_KV_NAMES
+
+
+def kv_scale(name: str, value) -> float:
+    """An fp8 cache's scale as a float (None: 1.0); ValueError unless finite and > 0."""
+    if value is None:
+        return 1.0
+    try:
+        v = float(value)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"{name}: expected a float, got {value!r}") from None
+    if not (v > 0.0 and math.isfinite(v)):
+        raise ValueError(f"{name}: expected a finite scale > 0, got {v}")
+    return v
+
+
+def apply_kv_scales(impl, fp8_cache: bool, kv_dtype, ckv_scale, kpe_scale) -> None:
+    """run()'s ckv_scale / kpe_scale (the dense and the sparse wrapper's): for an fp8 cache
+    (fp8_cache) they go to impl, a PlannedKernel, for its next launch; given with a 16-bit cache
+    (kv_dtype, the plan's) they raise, naming the argument."""
+    if fp8_cache:
+        impl.set_kv_scales(kv_scale("ckv_scale", ckv_scale), kv_scale("kpe_scale", kpe_scale))
+    elif ckv_scale is not None or kpe_scale is not None:
+        raise ValueError(f"{'ckv_scale' if ckv_scale is not None else 'kpe_scale'}: applies "
+                         f"to an fp8 cache only (this plan's kv_data_type is {kv_dtype}); "
+                         "leave it None")
 
 
 class FamilyABI:
