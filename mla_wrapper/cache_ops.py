@@ -75,8 +75,8 @@ def _check_index(name: str, t, device, min_len: int, optional: bool = False) -> 
 
 
 def _launch(src_cache, dst, block_table, starts, token_to_seq, seq_starts, num_tokens: int,
-            batch: int, *, kind: int = _specs.GATHER_COPY, entry_bytes: Optional[int] = None,
-            scale=None, fp8_format: int = 0, out_type: int = 0, starts_only: bool = False) -> None:
+            batch: int, *, kind: int = _specs.GATHER_COPY, scale=None, fp8_format: int = 0,
+            out_type: int = 0, starts_only: bool = False) -> None:
     """Checks what every op shares (block_table, seq_starts, a CUDA cache) and launches the
     kernel."""
     device = src_cache.device
@@ -88,8 +88,6 @@ def _launch(src_cache, dst, block_table, starts, token_to_seq, seq_starts, num_t
     if num_tokens <= 0 or batch <= 0:
         return
     esize = src_cache.element_size()
-    if entry_bytes is None:
-        entry_bytes = int(np.prod(src_cache.shape[2:])) * esize
     p = _specs.GatherCacheParamsStruct(
         src=src_cache.data_ptr(), dst=dst.data_ptr(), block_table=block_table.data_ptr(),
         cu_seq_lens=starts.data_ptr(),
@@ -97,7 +95,7 @@ def _launch(src_cache, dst, block_table, starts, token_to_seq, seq_starts, num_t
         seq_starts=0 if seq_starts is None else seq_starts.data_ptr(),
         scale=0 if scale is None else scale.data_ptr(),
         num_tokens=num_tokens, batch=batch, block_size=src_cache.shape[1],
-        entry_bytes=entry_bytes,
+        entry_bytes=int(np.prod(src_cache.shape[2:])) * esize,
         src_stride_block=src_cache.stride(0) * esize, src_stride_token=src_cache.stride(1) * esize,
         dst_stride_token=dst.stride(0) * dst.element_size(),
         block_table_stride=block_table.stride(0), kind=kind, fp8_format=fp8_format,

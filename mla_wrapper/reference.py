@@ -72,12 +72,14 @@ def mla_attention(q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Ten
 def sparse_mla_attention(q_nope: torch.Tensor, q_pe: torch.Tensor, ckv: torch.Tensor,
                          kpe: torch.Tensor, indices: torch.Tensor, sm_scale: float,
                          topk_length=None, attn_sink=None, dtype: torch.dtype = torch.float32,
-                         chunk_elems: int = 1 << 26):
+                         chunk_elems: int = 1 << 26, *, ckv_scale: float | None = None,
+                         kpe_scale: float | None = None):
     """Sparse (top-k) MLA: gather each token's slots, then dense attention (FlashMLA's
     flash_mla_sparse_fwd contract).
 
     q_nope [T, H, 512], q_pe [T, H, 64]; ckv [S, 512], kpe [S, 64] (the cache viewed flat:
-    slot = page * page_size + offset); indices [T, topk] or [T, 1, topk] slot ids, an id < 0 or
+    slot = page * page_size + offset; 16-bit, or float8_e4m3fn with ckv_scale / kpe_scale as in
+    mla_attention); indices [T, topk] or [T, 1, topk] slot ids, an id < 0 or
     >= S skipped; topk_length [T]: ids at positions >= topk_length[t] skipped; attn_sink [H]:
     a logit per head that joins the softmax denominator only. A duplicated id counts once per
     occurrence. Returns (out [T, H, 512], max_logits [T, H], lse [T, H]) in ``dtype``:
@@ -86,6 +88,8 @@ def sparse_mla_attention(q_nope: torch.Tensor, q_pe: torch.Tensor, ckv: torch.Te
     Tokens are processed in chunks of about ``chunk_elems`` gathered elements.
     """
     T, H, D = q_nope.shape
+    if ckv.element_size() == 1:  # an fp8 cache: converted whole, then gathered
+        ckv, kpe = ckv.to(dtype), kpe.to(dtype)
     idx = indices.reshape(T, -1).long()
     K = idx.shape[1]
     S = ckv.shape[0]
@@ -103,6 +107,10 @@ def sparse_mla_attention(q_nope: torch.Tensor, q_pe: torch.Tensor, ckv: torch.Te
         t1 = min(T, t0 + step)
         kc = ckv[safe[t0:t1]].to(dtype)                                  # [t, K, 512]
         kp = kpe[safe[t0:t1]].to(dtype)                                  # [t, K, 64]
+        if ckv_scale is not None:
+            kc = kc * ckv_scale
+        if kpe_scale is not None:
+            kp = kp * kpe_scale
         s = (torch.einsum("thd,tkd->thk", q_nope[t0:t1].to(dtype), kc)
              + torch.einsum("thd,tkd->thk", q_pe[t0:t1].to(dtype), kp)) * sm_scale
         s = s.masked_fill(~valid[t0:t1, None, :], -math.inf)

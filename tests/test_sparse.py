@@ -42,9 +42,10 @@ def make_case(s_q, heads, topk, num_slots, dtype, seed=0, holes=0.1, dup=True, e
     return q.to(device), kv.to(device), idx[:, None, :].to(device)
 
 
-def ref(q, kv, indices, topk_length=None, attn_sink=None):
+def ref(q, kv, indices, topk_length=None, attn_sink=None, **scales):
     return sparse_mla_attention(q[..., :512], q[..., 512:], kv[:, 0, :512], kv[:, 0, 512:],
-                                indices, SM_SCALE, topk_length=topk_length, attn_sink=attn_sink)
+                                indices, SM_SCALE, topk_length=topk_length, attn_sink=attn_sink,
+                                **scales)
 
 
 def check_outputs(out, max_logits, lse, q, kv, indices, topk_length=None, attn_sink=None):
@@ -96,6 +97,17 @@ def test_reference_against_float64(use_lens, use_sink):
                               rtol=1e-5)
     assert torch.isinf(got[2][2]).all() and (got[2][2] > 0).all()   # empty row: lse = +inf
     assert torch.isneginf(got[1][2]).all() and (got[0][2] == 0).all()
+
+
+def test_reference_dequantizes_an_fp8_cache_with_its_scales():
+    q, kv, idx = make_case(3, 4, 40, 90, torch.bfloat16, device="cpu")
+    q8 = quantize_cache(kv, 0.05, 0.4)
+    deq = torch.cat([q8[..., :512].float() * 0.05, q8[..., 512:].float() * 0.4], -1)
+    got = ref(q, q8, idx, ckv_scale=0.05, kpe_scale=0.4)
+    want = ref(q, deq, idx)
+    for g, w in zip(got, want):
+        assert torch.allclose(g, w, rtol=1e-6, atol=1e-6)
+    assert not torch.allclose(ref(q, q8, idx)[0], want[0], rtol=1e-2, atol=1e-2)
 
 
 def test_reference_duplicates_count_per_occurrence():
@@ -434,12 +446,9 @@ FP8 = torch.float8_e4m3fn
 
 
 def quantize_cache(kv, ckv_scale, kpe_scale):
-    """A flat [S, 1, 576] 16-bit cache as e4m3 (real value = stored x its part's scale), and
-    what it dequantizes to (float32, the reference's input)."""
-    q8 = torch.cat([(kv[..., :512].float() / ckv_scale).to(FP8),
-                    (kv[..., 512:].float() / kpe_scale).to(FP8)], -1)
-    deq = torch.cat([q8[..., :512].float() * ckv_scale, q8[..., 512:].float() * kpe_scale], -1)
-    return q8, deq
+    """A flat [S, 1, 576] 16-bit cache as e4m3 (real value = stored x its part's scale)."""
+    return torch.cat([(kv[..., :512].float() / ckv_scale).to(FP8),
+                      (kv[..., 512:].float() / kpe_scale).to(FP8)], -1)
 
 
 @pytest.mark.gpu
@@ -458,7 +467,7 @@ def test_wrapper_fp8_cache(workspace, poison, dtype_name, heads, num_tokens, top
     q, kv, idx = make_case(num_tokens, heads, topk, 64 * 300, dtype, seed=heads + topk,
                            empty_rows=(num_tokens - 1,) if num_tokens > 1 else ())
     ckv_scale, kpe_scale = 0.0625, 0.3
-    q8, deq = quantize_cache(kv, ckv_scale, kpe_scale)
+    q8 = quantize_cache(kv, ckv_scale, kpe_scale)
     cache = _paged(q8, 64)
     w = BatchSparseMLAWrapper(workspace)
     w.plan(num_tokens, topk, heads, SM_SCALE, dtype, kv_data_type=FP8)
@@ -469,7 +478,7 @@ def test_wrapper_fp8_cache(workspace, poison, dtype_name, heads, num_tokens, top
             idx = idx.roll(1, dims=2).contiguous()
         w.run(q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:], idx, out=out,
               lse=lse, ckv_scale=ckv_scale, kpe_scale=kpe_scale)
-        ref_o, _, ref_lse = ref(q, deq, idx)
+        ref_o, _, ref_lse = ref(q, q8, idx, ckv_scale=ckv_scale, kpe_scale=kpe_scale)
         assert not torch.isnan(out).any() and not torch.isnan(lse).any()
         err = rel_error(out, ref_o)
         assert err < TOL[dtype], f"out rel error {err}"
@@ -487,7 +496,7 @@ def test_wrapper_fp8_errors(workspace, monkeypatch):
     from mla_wrapper import BatchSparseMLAWrapper
 
     q, kv, idx = make_case(2, 16, 64, 128, torch.bfloat16)
-    q8, _ = quantize_cache(kv, 1.0, 1.0)
+    q8 = quantize_cache(kv, 1.0, 1.0)
     w = BatchSparseMLAWrapper(workspace)
     w.plan(2, 64, 16, SM_SCALE, torch.bfloat16, kv_data_type=FP8)
     with pytest.raises(ValueError, match="ckv_cache: expected dtype float8_e4m3fn"):
