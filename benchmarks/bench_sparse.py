@@ -2,12 +2,18 @@
 through flash_mla_sparse_fwd, each next to our dense wrapper (the family auto picks: sm90 on
 Hopper) at the same FLOPs (B requests of topk KV tokens each), in one process on one device.
 
-    python benchmarks/bench_sparse.py [--quick] [--fp8] [--variant "-DKNOB=1;-DKNOB=2"]
+    python benchmarks/bench_sparse.py [--quick] [--fp8] [--ds-mla] [--variant "-DKNOB=1;-DKNOB=2"]
 
 --fp8: decode rows also through the same cache in e4m3 (kv_data_type=torch.float8_e4m3fn,
 scales 1/16 and 1/4; sm90 only), its error against the reference on the dequantized cache;
 recorded as fp8_ms / fp8_err, printed as the bf16 cache's time over the fp8 one (with
 --variant, also each variant build of the e4m3 library: fp8_variant_ms). Adds H=16 decode rows.
+
+--ds-mla: decode rows also through the same cache as FlashMLA's fp8 rows (kv_data_type
+"fp8_ds_mla", reference.ds_mla_pack; sm90 only), its error against the reference on the values
+the rows hold, and FlashMLA's own sparse fp8 decode kernel (sparse_decode_fwd, 64 / 128 heads)
+on the same rows when its library is there (harness.flashmla_ops); recorded as ds_ms / ds_err,
+flashmla_ds_ms / flashmla_ds_err, printed as FlashMLA's time over ours. Adds H=16 decode rows.
 
 --variant: also time the sparse kernel built with each ';'-separated set of extra nvcc flags
 (harness.use_variant) on the same tensors; printed and recorded as variant_ms.
@@ -34,7 +40,8 @@ from mla_wrapper import backends, sparse_specs  # noqa: E402
 from mla_wrapper.sparse import _fwd_wrapper  # noqa: E402
 from mla_wrapper import (BatchMLAPagedAttentionWrapper, BatchSparseMLAWrapper,  # noqa: E402
                          flash_mla_sparse_fwd)
-from mla_wrapper.reference import rel_error, sparse_mla_attention  # noqa: E402
+from mla_wrapper.reference import (ds_mla_pack, ds_mla_unpack, rel_error,  # noqa: E402
+                                   sparse_mla_attention)
 
 SM_SCALE = 1.0 / math.sqrt(192)
 TOPK = 2048
@@ -97,11 +104,74 @@ def fp8_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
     return rec
 
 
+def flashmla_ds(rows, q, idx, heads, tokens):
+    """FlashMLA's sparse fp8 decode (sparse_decode_fwd) on the rows [slots, 656] as its
+    [blocks, 64, 1, 656] cache: (run, out), or None without its library or for heads it has no
+    kernel for (its Hopper kernel takes 64 or 128)."""
+    try:
+        from harness import flashmla_ops
+        ops = flashmla_ops()
+    except (FileNotFoundError, OSError, RuntimeError):
+        return None
+    if heads not in (64, 128) or not hasattr(ops, "sparse_decode_fwd"):
+        return None
+    cache = rows.view(-1, 64, 1, sparse_specs.DS_MLA_ROW_BYTES)
+    q4 = q.view(tokens, 1, heads, 576)
+    idx3 = idx.view(tokens, 1, -1)
+    out = torch.empty(tokens, 1, heads, 512, dtype=q.dtype, device=q.device)
+    sched = [None, None]  # (tile scheduler metadata, num_splits), made by the first call
+
+    def run():
+        _, _, sched[0], sched[1] = ops.sparse_decode_fwd(q4, cache, idx3, None, None, sched[0],
+                                                         sched[1], None, None, None, 512,
+                                                         SM_SCALE, out)
+
+    return run, out.view(tokens, heads, 512)
+
+
+def ds_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
+    """The decode row's tensors through FlashMLA's fp8 rows: ours and FlashMLA's kernel, time
+    and error against the reference on the values the rows hold."""
+    rows = ds_mla_pack(kv[:, 0, :512].float(), kv[:, 0, 512:])
+    lat, rope = ds_mla_unpack(rows)
+    w = BatchSparseMLAWrapper(ws)
+    w.plan(tokens, TOPK, heads, SM_SCALE, torch.bfloat16, kv_data_type="fp8_ds_mla")
+    fn = lambda: w.run(q[..., :512], q[..., 512:], rows, None, idx, out=out)  # noqa: E731
+    check = min(tokens, 64)
+    ref = sparse_mla_attention(q[:check, :, :512], q[:check, :, 512:], lat, rope, idx[:check],
+                               SM_SCALE)[0]
+    time = lambda f: round(bench_graph_us(f) / 1000.0 if graph else bench_ms(f), 4)  # noqa: E731
+
+    def error(f, o):
+        o.fill_(float("nan"))
+        f()
+        return rel_error(o[:check], ref)
+
+    rec = dict(ds_err=error(fn, out))
+    rec["ds_ms"] = time(fn)
+    impl = w._impl
+    for flags in variants:
+        default = use_variant(impl, sparse_specs.spec("bf16", impl.arch, kernel=impl.kernel,
+                                                      kv_dtype="fp8_ds_mla"),
+                              sparse_specs.RUN, "bf16", flags)
+        rec.setdefault("ds_variant_err", {})[flags] = error(fn, out)
+        rec.setdefault("ds_variant_ms", {})[flags] = time(fn)
+        use_module(impl, default, sparse_specs.RUN)
+    peer = flashmla_ds(rows, q, idx, heads, tokens)
+    if peer is not None:
+        pfn, pout = peer
+        rec["flashmla_ds_err"] = error(pfn, pout)
+        rec["flashmla_ds_ms"] = time(pfn)
+    return rec
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--variant", default="", help="';'-separated sets of extra nvcc flags")
     ap.add_argument("--fp8", action="store_true", help="decode rows over an e4m3 cache too")
+    ap.add_argument("--ds-mla", action="store_true",
+                    help="decode rows over FlashMLA's fp8 rows too (ours and FlashMLA's)")
     args = ap.parse_args()
     variants = [v.strip() for v in args.variant.split(";") if v.strip()]
     ctx = dict(device_context(), **ceilings())
@@ -112,7 +182,7 @@ def main():
           f"{'dense ms':>9} {'TFLOP/s':>8} {'ratio':>6} {'err':>8}")
     # The planned family both wrappers run here (its module name: sm90 or sm80).
     family = backends.routed_family(torch.cuda.get_device_capability()).__name__.rsplit(".", 1)[-1]
-    rows = (QUICK if args.quick else FULL) + (FP8_ROWS if args.fp8 else [])
+    rows = (QUICK if args.quick else FULL) + (FP8_ROWS if args.fp8 or args.ds_mla else [])
     for mode, heads, tokens, cache_tokens in rows:
         g = torch.Generator().manual_seed(tokens + heads)
         kv = (torch.randn(cache_tokens, 1, 576, generator=g) * 0.5).to(torch.bfloat16).cuda()
@@ -153,6 +223,8 @@ def main():
         fp8 = {}
         if args.fp8 and mode == "decode":
             fp8 = fp8_row(ws, q, kv, idx, out, heads, tokens, graph, variants)
+        if args.ds_mla and mode == "decode":
+            fp8.update(ds_row(ws, q, kv, idx, out, heads, tokens, graph, variants))
         dms = dense_ms(ws, heads, tokens, graph)
         f = flops(tokens, heads, TOPK)
         rec = dict(mode=mode, heads=heads, tokens=tokens, cache_tokens=cache_tokens, topk=TOPK,
@@ -163,7 +235,15 @@ def main():
         writer.write(rec)
         print(f"{mode:8} {heads:4} {tokens:6} {cache_tokens:7} {ms:10.4f} {rec['sparse_tflops']:8.1f} "
               f"{dms:9.4f} {rec['dense_tflops']:8.1f} {rec['ratio']:6.2f} {err:8.1e}")
-        if fp8:
+        if "ds_ms" in fp8:
+            peer = (f", FlashMLA {fp8['flashmla_ds_ms']:.4f} ms ({fp8['flashmla_ds_ms'] / fp8['ds_ms']:.2f}x"
+                    f" ours), err {fp8['flashmla_ds_err']:.1e}" if "flashmla_ds_ms" in fp8 else "")
+            print(f"    fp8_ds_mla rows: {fp8['ds_ms']:.4f} ms, {ms / fp8['ds_ms']:.2f}x the bf16 "
+                  f"cache's speed, err {fp8['ds_err']:.1e}{peer}")
+            for flags, vms in fp8.get("ds_variant_ms", {}).items():
+                print(f"    ds variant {flags}: {vms:.4f} ms, {vms / fp8['ds_ms']:.3f}x the "
+                      f"default build's time, err {fp8['ds_variant_err'][flags]:.1e}")
+        if "fp8_ms" in fp8:
             print(f"    fp8 cache: {fp8['fp8_ms']:.4f} ms, {ms / fp8['fp8_ms']:.2f}x the bf16 "
                   f"cache's speed, err {fp8['fp8_err']:.1e}")
             for flags, vms in fp8.get("fp8_variant_ms", {}).items():

@@ -128,6 +128,30 @@ def sparse_mla_attention(q_nope: torch.Tensor, q_pe: torch.Tensor, ckv: torch.Te
     return out, max_logits, lse
 
 
+DS_MLA_ROW_BYTES = 656   # FlashMLA's fp8 row: 512 e4m3, 4 float32 scales, 64 bf16 rope values
+
+
+def ds_mla_pack(latent: torch.Tensor, rope: torch.Tensor) -> torch.Tensor:
+    """FlashMLA's fp8 rows (vLLM's "fp8_ds_mla" cache) from latent [..., 512] (float) and rope
+    [..., 64] (bf16): per row 512 e4m3 values (each 128 divided by their scale, amax / 448),
+    the 4 float32 scales, the 64 bf16 values as they are. Returns uint8 [..., 656]."""
+    groups = latent.float().unflatten(-1, (4, 128))
+    scales = (groups.abs().amax(-1) / 448.0).clamp_min(1e-10)
+    fp8 = (groups / scales[..., None]).to(torch.float8_e4m3fn)
+    return torch.cat([fp8.flatten(-2).view(torch.uint8), scales.view(torch.uint8),
+                      rope.to(torch.bfloat16).contiguous().view(torch.uint8)], -1)
+
+
+def ds_mla_unpack(rows: torch.Tensor, dtype: torch.dtype = torch.float32):
+    """The values FlashMLA's fp8 rows [..., 656] (uint8) hold: (latent [..., 512], rope
+    [..., 64]) in ``dtype``; latent value i is e4m3 value i times scale i // 128."""
+    rows = rows.view(torch.uint8)
+    fp8 = rows[..., :512].contiguous().view(torch.float8_e4m3fn).to(dtype)
+    scales = rows[..., 512:528].contiguous().view(torch.float32).to(dtype)
+    rope = rows[..., 528:].contiguous().view(torch.bfloat16).to(dtype)
+    return (fp8.unflatten(-1, (4, 128)) * scales[..., None]).flatten(-2), rope
+
+
 def merge_states(v_a: torch.Tensor, s_a: torch.Tensor, v_b: torch.Tensor, s_b: torch.Tensor,
                  base_e: bool, dtype: torch.dtype = torch.float64):
     """Merge two partial attention states. v [N, H, D], s [N, H].

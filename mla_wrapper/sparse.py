@@ -21,8 +21,11 @@ instead writes lse = -inf for an empty row (and base 2 by default); vLLM's merge
 Kernel: the planned attention kernel the dense wrapper would pick (sm90 on Hopper, else sm80)
 in its gather mode (include/mla_wrapper/sparse/); the plan is the dense planner's, with every
 query token one request of qo_len 1, kv_len topk, page table = its row of slot ids and
-page_size 1 (include/mla_wrapper/sparse/sparse.h). An fp8 (e4m3) cache with per-part scales
-(plan kv_data_type=torch.float8_e4m3fn, run ckv_scale / kpe_scale) runs on sm90 only.
+page_size 1 (include/mla_wrapper/sparse/sparse.h). Two fp8 caches run on sm90 only: an e4m3
+cache with per-part scales (plan kv_data_type=torch.float8_e4m3fn, run ckv_scale / kpe_scale),
+and FlashMLA's 656-byte fp8 rows with their own scales (plan kv_data_type="fp8_ds_mla", run
+with the rows as ckv_cache and kpe_cache=None), the cache vLLM and SGLang keep for DeepSeek
+V3.2 (its format: reference.ds_mla_pack).
 """
 from __future__ import annotations
 
@@ -47,6 +50,8 @@ HEAD_DIM_QK = HEAD_DIM_CKV + HEAD_DIM_KPE
 MAX_HEADS = sm80.MAX_HEADS
 MAX_TOPK = sparse_specs.MAX_TOPK
 _ATTN_DTYPES = (torch.bfloat16, torch.float16)
+DS_MLA = sparse_specs.DS_MLA
+_DS_ROPE_BYTE = 528        # a row's rope values (after 512 e4m3 values and 4 float32 scales)
 _NO_SPLIT = CostModel(allow_split=False)
 
 
@@ -115,17 +120,17 @@ class _SparseKernel(PlannedKernel):
         self.args.num_heads = num_heads
         self.args.sm_scale = sm_scale
         w = self.wrapper
-        fp8 = kv_dtype is torch.float8_e4m3fn
-        self.use_module((dtype, "e4m3") if fp8 else dtype, lambda: sparse_specs.spec(
+        fp8 = kv_dtype is torch.float8_e4m3fn or kv_dtype == DS_MLA
+        self.use_module((dtype, str(kv_dtype)) if fp8 else dtype, lambda: sparse_specs.spec(
             sm80.dtype_name(dtype), self.arch, device=w.device, kernel=self.kernel,
             kv_dtype=kv_dtype if fp8 else None), sparse_specs.RUN)
 
-    def launch(self, q_nope, q_pe, ckv, ckv_slot_stride, kpe, kpe_slot_stride, indices, out,
-               lse, topk_length, max_logits, num_slots, stream) -> None:
+    def launch(self, q_nope, q_pe, ckv_ptr, ckv_slot_stride, kpe_ptr, kpe_slot_stride, indices,
+               out, lse, topk_length, max_logits, num_slots, stream) -> None:
         qn, qp, o = q_nope.stride(), q_pe.stride(), out.stride()
         lse_ptr, lse_stride = (0, 0) if lse is None else (lse.data_ptr(), lse.stride(0))
-        _pack_args(self.args, 0, q_nope.data_ptr(), q_pe.data_ptr(), ckv.data_ptr(),
-                   kpe.data_ptr(), out.data_ptr(), lse_ptr, indices.data_ptr(), qn[0], qn[1],
+        _pack_args(self.args, 0, q_nope.data_ptr(), q_pe.data_ptr(), ckv_ptr,
+                   kpe_ptr, out.data_ptr(), lse_ptr, indices.data_ptr(), qn[0], qn[1],
                    qp[0], qp[1], ckv_slot_stride, 0, kpe_slot_stride, 0, o[0], o[1], lse_stride)
         if q_nope.shape[0] != self.num_q_tokens:  # bounds of q for sm90's Q tensor maps
             self.num_q_tokens = self.args.num_q_tokens = q_nope.shape[0]
@@ -191,7 +196,8 @@ class BatchSparseMLAWrapper:
             total counts: every token has its own index list). topk: index-list length
             (1..32768). num_heads: 1..128. sm_scale: softmax scale. Data types: bf16 / fp16
             queries over a cache of the same dtype, or (sm90, Hopper) kv_data_type
-            torch.float8_e4m3fn: an e4m3 cache whose scales run() takes.
+            torch.float8_e4m3fn: an e4m3 cache whose scales run() takes, or "fp8_ds_mla":
+            FlashMLA's fp8 rows (656 bytes a slot, scales inside).
         topk_length: optional host [num_tokens] upper bounds of the lengths run() will get,
             for load balance: positions at or past them are never attended (the run()'s
             topk_length tensor masks within them). allow_split: False never splits a token's
@@ -203,11 +209,13 @@ class BatchSparseMLAWrapper:
                                  kv_data_type, topk_length, allow_split)
         num_tokens = _num_tokens(qo_indptr)
         kv_data_type = q_data_type if kv_data_type is None else kv_data_type
-        if q_data_type not in _ATTN_DTYPES or kv_data_type not in (q_data_type,
-                                                                   torch.float8_e4m3fn):
+        if q_data_type not in _ATTN_DTYPES or not (kv_data_type in (q_data_type,
+                                                                    torch.float8_e4m3fn)
+                                                   or kv_data_type == DS_MLA):
             raise ValueError(f"q_data_type / kv_data_type: expected both torch.bfloat16 or both "
                              f"torch.float16, or a bf16 / fp16 query over a torch.float8_e4m3fn "
-                             f"cache, got {q_data_type} / {kv_data_type}")
+                             f"cache or {DS_MLA!r} (FlashMLA's fp8 rows), got {q_data_type} / "
+                             f"{kv_data_type}")
         _check_int("num_heads", num_heads, 1, MAX_HEADS)
         _check_int("topk", topk, 1, MAX_TOPK)
         if not (isinstance(sm_scale, (int, float)) and sm_scale > 0 and math.isfinite(sm_scale)):
@@ -237,12 +245,17 @@ class BatchSparseMLAWrapper:
                              f"(Hopper) only; this GPU runs {self._impl.kernel} (plan with a "
                              f"bf16 / fp16 cache, or dequantize it with "
                              f"mla_wrapper.gather_and_maybe_dequant_cache)")
+        if kv_data_type == DS_MLA and self._impl.kernel != "sm90":
+            raise ValueError(f"kv_data_type: FlashMLA's fp8 rows ({DS_MLA!r}) are read by the "
+                             f"sm90 kernel (Hopper) only; this GPU runs {self._impl.kernel} "
+                             f"(convert them to bf16 with "
+                             f"mla_wrapper.cp_gather_and_upconvert_fp8_kv_cache)")
         self._impl.plan_tokens(num_tokens, topk, num_heads, float(sm_scale), q_data_type,
                                kv_data_type, lens, bool(allow_split))
         self._planned = (num_tokens, topk, num_heads, q_data_type, kv_data_type)
 
     def run(self, q_nope: torch.Tensor, q_pe: torch.Tensor, ckv_cache: torch.Tensor,
-            kpe_cache: torch.Tensor, indices: torch.Tensor,
+            kpe_cache: Optional[torch.Tensor], indices: torch.Tensor,
             topk_length: Optional[torch.Tensor] = None, out: Optional[torch.Tensor] = None,
             lse: Optional[torch.Tensor] = None, return_lse: bool = False, *,
             ckv_scale: Optional[float] = None, kpe_scale: Optional[float] = None):
@@ -255,7 +268,14 @@ class BatchSparseMLAWrapper:
         An fp8 cache (planned with kv_data_type=torch.float8_e4m3fn; sm90): float8_e4m3fn
         caches whose slots are 16-byte aligned (slot strides multiples of 16 elements);
         ckv_scale / kpe_scale (Python floats, default 1.0): real value = stored value x scale,
-        as the dense wrapper's run()."""
+        as the dense wrapper's run().
+
+        FlashMLA's fp8 rows (planned with kv_data_type="fp8_ds_mla"; sm90): ckv_cache uint8
+        (or float8_e4m3fn) [num_pages, page_size, 656], FlashMLA's [num_pages, page_size, 1,
+        656] or flat [num_slots, 656], 16-byte aligned slots; kpe_cache None (the rows hold the
+        rope values); no ckv_scale / kpe_scale (the rows hold their scales). The kernel widens
+        each value times its scale, and the rope values, to f16 in shared memory: values past
+        f16's range (65504) do not fit."""
         return self._run(q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse,
                          return_lse, None, ckv_scale, kpe_scale)
 
@@ -286,13 +306,22 @@ class BatchSparseMLAWrapper:
                                                  topk_length, out, lse)
             self._checked_key = key
         slots = self._checked_slots
-        apply_kv_scales(self._impl, kv_dtype is torch.float8_e4m3fn, kv_dtype, ckv_scale,
-                        kpe_scale)
+        if kv_dtype == DS_MLA:
+            if ckv_scale is not None or kpe_scale is not None:
+                raise ValueError(f"{'ckv_scale' if ckv_scale is not None else 'kpe_scale'}: "
+                                 f"FlashMLA's fp8 rows hold their own scales; leave it None")
+            self._impl.set_kv_scales(1.0, 1.0)
+            ckv_ptr = ckv_cache.data_ptr()
+            kpe_ptr = ckv_ptr + _DS_ROPE_BYTE
+        else:
+            apply_kv_scales(self._impl, kv_dtype is torch.float8_e4m3fn, kv_dtype, ckv_scale,
+                            kpe_scale)
+            ckv_ptr, kpe_ptr = ckv_cache.data_ptr(), kpe_cache.data_ptr()
         if out is None:
             out = torch.empty((T, H, HEAD_DIM_CKV), dtype=dtype, device=self.device)
         if return_lse and lse is None:
             lse = torch.empty((T, H), dtype=torch.float32, device=self.device)
-        self._impl.launch(q_nope, q_pe, ckv_cache, slots[0][1], kpe_cache, slots[1][1], indices,
+        self._impl.launch(q_nope, q_pe, ckv_ptr, slots[0][1], kpe_ptr, slots[1][1], indices,
                           out, lse, topk_length, max_logits, slots[0][0], self._stream(dev))
         if lse is not None:   # FlashMLA's convention: a row with no valid slot has lse = +inf
             lse.masked_fill_(lse == -math.inf, math.inf)
@@ -305,8 +334,10 @@ class BatchSparseMLAWrapper:
             check_tensor(name, t, dtypes=(dtype,), shape=(T, H, dim), device=self.device,
                          last_dim_contiguous=True)
         slots = []
-        for name, t, dim in (("ckv_cache", ckv_cache, HEAD_DIM_CKV),
-                             ("kpe_cache", kpe_cache, HEAD_DIM_KPE)):
+        if kv_dtype == DS_MLA:
+            slots = [_ds_mla_slots(ckv_cache, kpe_cache, self.device)] * 2
+        for name, t, dim in (() if slots else (("ckv_cache", ckv_cache, HEAD_DIM_CKV),
+                                               ("kpe_cache", kpe_cache, HEAD_DIM_KPE))):
             check_tensor(name, t, dtypes=(kv_dtype,), device=self.device, last_dim_contiguous=True)
             slots.append(_flat_slots(name, t, dim))
             if kv_dtype is torch.float8_e4m3fn and (slots[-1][1] % 16 or t.data_ptr() % 16):
@@ -336,6 +367,28 @@ class BatchSparseMLAWrapper:
             check_tensor("lse", lse, dtypes=(torch.float32,), shape=(T, H), device=self.device,
                          last_dim_contiguous=True)
         return slots
+
+
+def _ds_mla_slots(cache, kpe_cache, device):
+    """(number of slots, bytes between slots) of FlashMLA's fp8 rows given as ckv_cache."""
+    if kpe_cache is not None:
+        raise ValueError("kpe_cache: FlashMLA's fp8 rows (kv_data_type 'fp8_ds_mla') hold the "
+                         "rope values; pass None")
+    check_tensor("ckv_cache", cache, dtypes=(torch.uint8, torch.float8_e4m3fn), device=device,
+                 last_dim_contiguous=True)
+    row = sparse_specs.DS_MLA_ROW_BYTES
+    if cache.dim() == 4 and cache.shape[2] == 1:   # FlashMLA's [pages, page_size, 1, 656]
+        cache = cache[:, :, 0]
+    if cache.dim() not in (2, 3) or cache.shape[-1] != row:
+        raise ValueError(f"ckv_cache: FlashMLA's fp8 rows are [num_pages, page_size, {row}], "
+                         f"[num_pages, page_size, 1, {row}] or [num_slots, {row}] bytes, got "
+                         f"shape {list(cache.shape)}")
+    n, stride = _flat_slots("ckv_cache", cache, row)
+    if stride % 16 or cache.data_ptr() % 16:
+        raise ValueError(f"ckv_cache: FlashMLA's fp8 rows must be 16-byte aligned (slot stride "
+                         f"{stride} bytes, address {cache.data_ptr()}); keep the cache "
+                         f"contiguous")
+    return n, stride
 
 
 def _check_int(name: str, v, lo: int, hi: int) -> None:

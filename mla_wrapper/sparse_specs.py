@@ -14,6 +14,7 @@ the sm80 family's (sm80.py): the gather mode is a template parameter of that ker
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 
 from .backends import sm80, sm90
 from .backends.planned import is_fp8_kv
@@ -24,6 +25,7 @@ GATHER_CACHE = "mlaw_gather_cache"
 _RUN_EXPORTS = (Export(RUN, ("ptr", "ptr", "ptr", "stream")),)
 _CACHE_EXPORTS = (Export(GATHER_CACHE, ("ptr", "stream")),)
 MAX_TOPK = 32768
+DS_MLA = "fp8_ds_mla"   # FlashMLA's fp8 rows as a kv dtype (vLLM's kv_cache_dtype name)
 DTYPES = sm80.DTYPES
 
 
@@ -33,8 +35,15 @@ def spec(dtype: str, arch: str, config: str | None = None, device=None,
     gather mode of the ``kernel`` family, "sm80" (sm_80+; config as in sm80.spec, None: picked
     from ``device`` or ``arch``) or "sm90" (sm_90a only, no config). ``kv_dtype``
     torch.float8_e4m3fn (or 'fp8_e4m3'): over an fp8 e4m3 cache (sm90 only, as sm90.spec);
-    None or ``dtype``: the 16-bit cache's."""
-    if kernel == "sm90":
+    'fp8_ds_mla': over FlashMLA's 656-byte fp8 rows (sm90 only); None or ``dtype``: the 16-bit
+    cache's."""
+    if kv_dtype == DS_MLA:
+        if kernel != "sm90":
+            raise ValueError(f"sparse MLA: FlashMLA's fp8 rows ({DS_MLA!r}) are read by the "
+                             f"sm90 kernel (Hopper) only, not {kernel}")
+        base = sm90.spec(dtype, arch)                                # validates arch
+        base = dataclasses.replace(base, params=base.params + (("kv_dtype", "ds_mla"),))
+    elif kernel == "sm90":
         base = sm90.spec(dtype, arch, kv_dtype=kv_dtype)             # validates arch, kv_dtype
     elif kernel == "sm80" and is_fp8_kv(kv_dtype):
         raise ValueError("sparse MLA: an fp8 (e4m3) cache is read by the sm90 kernel (Hopper) "
@@ -63,8 +72,12 @@ def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:
     the sm90 one for each library sm90.warmup_specs lists (an fp8 cache's with 'fp8_e4m3')."""
     specs = sm80.warmup_specs(arch, dtypes)
     out = [spec(dict(s.params)["dtype"], s.arch) for s in specs]
+    s90 = sm90.warmup_specs(arch, dtypes)
     out += [spec(dict(s.params)["dtype"], s.arch, kernel="sm90",
-                 kv_dtype=dict(s.params).get("kv_dtype")) for s in sm90.warmup_specs(arch, dtypes)]
+                 kv_dtype=dict(s.params).get("kv_dtype")) for s in s90]
+    # FlashMLA's fp8 rows: with fp8_e4m3, for each query dtype of the 16-bit libraries
+    out += [spec(dict(s.params)["dtype"], s.arch, kernel="sm90", kv_dtype=DS_MLA)
+            for s in s90 if "kv_dtype" in dict(s.params)]
     return out + [cache_ops_spec(arch)] if out else []
 
 

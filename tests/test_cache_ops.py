@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from mla_wrapper import cache_ops
+from mla_wrapper.reference import ds_mla_pack, ds_mla_unpack
 
 from test_wrapper import capture_graph
 
@@ -44,18 +45,12 @@ def make_batch(g, num_blocks, block_size, seq_lens, use_starts):
 
 
 def pack_ds_mla(latent: torch.Tensor, rope: torch.Tensor):
-    """FlashMLA's fp8 rows from latent [..., 512] (fp32) and rope [..., 64] (bf16): 512 e4m3
-    values, 4 fp32 scales (amax / 448 of each 128 values), 64 bf16 values; also what they
-    decode to (576 bf16 values)."""
-    groups = latent.unflatten(-1, (4, 128))
-    scales = (groups.abs().amax(-1) / 448.0).clamp_min(1e-8).float()
-    fp8 = (groups / scales[..., None]).to(torch.float8_e4m3fn)
-    decoded = torch.cat([(fp8.float() * scales[..., None]).flatten(-2).to(torch.bfloat16), rope],
-                        -1)
-    rows = torch.cat([fp8.flatten(-2).view(torch.uint8), scales.view(torch.uint8),
-                      rope.view(torch.uint8)], -1)
+    """FlashMLA's fp8 rows from latent [..., 512] (fp32) and rope [..., 64] (bf16)
+    (reference.ds_mla_pack), and what they decode to as bf16 (576 values a row)."""
+    rows = ds_mla_pack(latent, rope)
     assert rows.shape[-1] == 656
-    return rows, decoded
+    lat, _ = ds_mla_unpack(rows)
+    return rows, torch.cat([lat.to(torch.bfloat16), rope], -1)
 
 
 # ------------------------------------------------------------------------------------- CPU

@@ -224,7 +224,12 @@ def test_template_renders_and_specs():
     with pytest.raises(ValueError, match="sm90 kernel .Hopper. only, not sm80"):
         sparse_specs.spec("bf16", "sm_90a", config="64x2", kv_dtype="fp8_e4m3")
     names = [x.name for x in sparse_specs.warmup_specs("sm_90a", ["bf16", "fp8_e4m3"])]
-    assert names[-2].startswith("sparse_sm90_bf16_e4m3") and names[-1].startswith("cache_ops")
+    assert names[-3].startswith("sparse_sm90_bf16_e4m3") and names[-1].startswith("cache_ops")
+    ds = sparse_specs.spec("bf16", "sm_90a", kernel="sm90", kv_dtype="fp8_ds_mla")
+    assert names[-2] == ds.name and ds.name.startswith("sparse_sm90_bf16_ds_mla")
+    assert "using KvElement = mlaw::sm90::KvDsMla;" in render(ds)
+    with pytest.raises(ValueError, match="fp8 rows .'fp8_ds_mla'. are read by the sm90"):
+        sparse_specs.spec("bf16", "sm_90a", kv_dtype="fp8_ds_mla")
     with pytest.raises(ValueError, match="sm_90a"):
         sparse_specs.spec("bf16", "sm_80", kernel="sm90")
     with pytest.raises(ValueError, match="kernel"):
@@ -257,6 +262,7 @@ def test_compiles(tmp_path, monkeypatch):
 
     for spec in (sparse_specs.spec("bf16", "sm_90a", config="64x2"),
                  sparse_specs.spec("bf16", "sm_90a", kernel="sm90"),
+                 sparse_specs.spec("bf16", "sm_90a", kernel="sm90", kv_dtype="fp8_ds_mla"),
                  sparse_specs.cache_ops_spec("sm_90a")):
         path = build(spec)
         assert path.is_file()
@@ -515,3 +521,88 @@ def test_wrapper_fp8_errors(workspace, monkeypatch):
     w80 = BatchSparseMLAWrapper(workspace)
     with pytest.raises(ValueError, match="kv_data_type: an fp8 .e4m3. cache is read by the sm90"):
         w80.plan(2, 64, 16, SM_SCALE, torch.bfloat16, kv_data_type=FP8)
+
+
+# ------------------------------------------------- FlashMLA's fp8 rows ("fp8_ds_mla") on sm90
+def ds_mla_case(num_tokens, heads, topk, num_slots, dtype, seed, magnitude=1.0):
+    """make_case's q and indices over a cache of FlashMLA's fp8 rows [slots, 656] (uint8):
+    latent rows of varied size (x magnitude), bf16 rope; also the values the rows hold,
+    [slots, 1, 576] float32 (reference.ds_mla_unpack)."""
+    from mla_wrapper.reference import ds_mla_pack, ds_mla_unpack
+
+    q, _, idx = make_case(num_tokens, heads, topk, num_slots, dtype, seed=seed,
+                          empty_rows=(num_tokens - 1,) if num_tokens > 1 else ())
+    g = torch.Generator().manual_seed(seed + 1)
+    size = torch.logspace(-1.5, 0.5, num_slots)[torch.randperm(num_slots, generator=g)]
+    latent = torch.randn(num_slots, 512, generator=g) * size[:, None] * magnitude
+    rope = (torch.randn(num_slots, 64, generator=g) * magnitude).to(torch.bfloat16)
+    rows = ds_mla_pack(latent, rope)
+    lat, rp = ds_mla_unpack(rows)
+    return q, rows.cuda(), torch.cat([lat, rp], -1)[:, None].cuda(), idx
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not IS_HOPPER, reason="FlashMLA's fp8 rows run on the sm90 family only")
+@pytest.mark.parametrize("dtype_name,heads,num_tokens,topk,magnitude", [
+    ("bf16", 16, 1, 2048, 1.0), ("bf16", 128, 1, 2048, 1.0), ("bf16", 64, 32, 256, 1.0),
+    ("bf16", 128, 4, 2048, 1e-3), ("fp16", 128, 4, 2048, 1.0), ("bf16", 16, 128, 77, 1.0),
+    ("fp16", 32, 7, 4097, 1e-3), ("bf16", 128, 64, 2048, 30.0)])
+def test_wrapper_ds_mla(workspace, poison, dtype_name, heads, num_tokens, topk, magnitude,
+                        monkeypatch):
+    """bf16 / fp16 queries over FlashMLA's fp8 rows: the sm90 gather mode against the reference
+    on the values the rows hold, NaN-poisoned outputs, -1 holes, duplicates, an empty row, new
+    indices each layer, a split B=1 list, the cache in FlashMLA's 4-d shape and flat; magnitude
+    1e-3 puts every scale under 2^-14 (the two-factor path of the widening)."""
+    from mla_wrapper import BatchSparseMLAWrapper
+
+    monkeypatch.setenv("MLA_WRAPPER_SM90", "1")
+    dtype = DTYPES[dtype_name]
+    q, rows, values, idx = ds_mla_case(num_tokens, heads, topk, 64 * 300, dtype,
+                                       seed=heads + topk, magnitude=magnitude)
+    w = BatchSparseMLAWrapper(workspace)
+    w.plan(num_tokens, topk, heads, SM_SCALE, dtype, kv_data_type="fp8_ds_mla")
+    out = poison(torch.empty(num_tokens, heads, 512, dtype=dtype, device="cuda"))
+    lse = poison(torch.empty(num_tokens, heads, dtype=torch.float32, device="cuda"))
+    for layer, cache in enumerate((rows.view(300, 64, 1, 656), rows)):
+        if layer:
+            idx = idx.roll(1, dims=2).contiguous()
+        w.run(q[..., :512], q[..., 512:], cache, None, idx, out=out, lse=lse)
+        ref_o, _, ref_lse = ref(q, values, idx)
+        assert not torch.isnan(out).any() and not torch.isnan(lse).any()
+        err = rel_error(out, ref_o)
+        assert err < TOL[dtype], f"out rel error {err}"
+        assert rel_error(lse, ref_lse) < 2e-3, "lse"
+        if num_tokens > 1:   # the row of all -1: out = 0, lse = +inf
+            assert (out[-1] == 0).all() and torch.isposinf(lse[-1]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not IS_HOPPER, reason="FlashMLA's fp8 rows run on the sm90 family only")
+def test_wrapper_ds_mla_errors(workspace, monkeypatch):
+    from mla_wrapper import BatchSparseMLAWrapper
+
+    monkeypatch.setenv("MLA_WRAPPER_SM90", "1")
+    q, rows, values, idx = ds_mla_case(2, 16, 64, 128, torch.bfloat16, seed=0)
+    w = BatchSparseMLAWrapper(workspace)
+    w.plan(2, 64, 16, SM_SCALE, torch.bfloat16, kv_data_type="fp8_ds_mla")
+    qn, qp = q[..., :512], q[..., 512:]
+    with pytest.raises(ValueError, match="kpe_cache: FlashMLA's fp8 rows .* hold the rope"):
+        w.run(qn, qp, rows, rows, idx)
+    with pytest.raises(ValueError, match="ckv_cache: expected dtype"):
+        w.run(qn, qp, values.to(torch.bfloat16), None, idx)
+    with pytest.raises(ValueError, match=r"ckv_cache: FlashMLA's fp8 rows are \[num_pages"):
+        w.run(qn, qp, rows[:, :576], None, idx)
+    odd = torch.empty(128, 664, dtype=torch.uint8, device="cuda")[:, 4:660]
+    with pytest.raises(ValueError, match="ckv_cache: FlashMLA's fp8 rows must be 16-byte"):
+        w.run(qn, qp, odd, None, idx)
+    with pytest.raises(ValueError, match="ckv_scale: FlashMLA's fp8 rows hold their own"):
+        w.run(qn, qp, rows, None, idx, ckv_scale=2.0)
+    # after the errors, a valid call still runs (the scales stay 1)
+    out = w.run(qn, qp, rows, None, idx)
+    assert rel_error(out, ref(q, values, idx)[0]) < TOL[torch.bfloat16]
+    with pytest.raises(ValueError, match="q_data_type / kv_data_type"):
+        w.plan(2, 64, 16, SM_SCALE, torch.bfloat16, kv_data_type="fp8")
+    monkeypatch.setenv("MLA_WRAPPER_SM90", "0")        # the sm80 family reads no fp8 rows
+    w80 = BatchSparseMLAWrapper(workspace)
+    with pytest.raises(ValueError, match="kv_data_type: FlashMLA's fp8 rows"):
+        w80.plan(2, 64, 16, SM_SCALE, torch.bfloat16, kv_data_type="fp8_ds_mla")

@@ -5,6 +5,8 @@
 // (ROWS_PER_TILE, KV_TILE); the plan format is the sm80 family's (common/plan.h).
 #pragma once
 
+#include <type_traits>
+
 namespace mlaw {
 namespace sm90 {
 
@@ -89,6 +91,26 @@ static_assert(kRawOffset % 1024 == 0, "the e4m3 bytes start on a 1024-byte bound
 
 // Tag type of an e4m3 KV cache (the kernel's TKv; a 16-bit cache uses q's element type).
 struct KvE4m3 {};
+
+// Tag type of FlashMLA's fp8 rows (vLLM's "fp8_ds_mla" cache; the gather mode only): a token is
+// 656 bytes, 512 e4m3 latent values, 4 float32 scales (one per 128 values) and 64 bf16 rope
+// values. A tile lands by cp.async as: the latent in the e4m3 area's box layout, from
+// kDsRawOffset (the stage's 16-bit blocks 4-7); the scales as [64 tokens][4] floats just below
+// it (the end of block 3); the rope bf16 values straight into their swizzled place in block 8.
+// The widening (mla_kernel.cuh dequant_tile_ds) multiplies each value by its scale in f16 and
+// converts the rope to f16 in place.
+struct KvDsMla {};
+constexpr int kDsRowBytes = 656;
+constexpr int kDsScaleByte = 512;   // a row's scales
+constexpr int kDsRopeByte = 528;    // a row's rope values
+constexpr int kDsRawOffset = 4 * kKvBlockBytes;                        // 32768
+constexpr int kDsScaleOffset = kDsRawOffset - kKvTile * 16;            // 31744
+static_assert(kDsRawOffset + kRawLatentBoxes * kRawBlockBytes == (kColBlocks - 1) * kKvBlockBytes,
+              "the latent's e4m3 bytes end where the rope block begins");
+
+// Whether the kernel widens the cache's tiles in shared memory (and runs its GEMMs in f16).
+template <typename TKv>
+constexpr bool kWidenedKv = std::is_same<TKv, KvE4m3>::value || std::is_same<TKv, KvDsMla>::value;
 
 // Layout of dynamic shared memory (byte offsets).
 constexpr int kSmemQ = 0;

@@ -321,7 +321,7 @@ inline Maps cached_maps(const void* t0, const void* t1, const int64_t (&strides)
 #endif
 template <typename Kv, typename TKv = void>
 inline KvTensorMaps make_kv_maps(const MlaRunArgs& a) {
-  const int eb = std::is_same<TKv, KvE4m3>::value ? 1 : 2;  // bytes an element
+  const int eb = kWidenedKv<TKv> ? 1 : 2;  // bytes an element
   KvTensorMaps none;
   none.enabled = 0;
   none.paced_rows = 0;
@@ -447,7 +447,8 @@ struct DeviceSetup {
 };
 
 // Kv: how KV tokens are found (PagedKv: the page table; sparse/gather.cuh: per-token slot ids).
-// TKv: the cache's element (T, or KvE4m3: an e4m3 cache with args->ckv_scale / kpe_scale).
+// TKv: the cache's element (T, KvE4m3: an e4m3 cache with args->ckv_scale / kpe_scale, or
+// KvDsMla: FlashMLA's fp8 rows, args->ckv the first row's byte and args->kpe its rope's).
 template <typename T, typename Kv = PagedKv, typename TKv = T>
 int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name,
         const Kv& kvm = Kv()) {
@@ -455,8 +456,9 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
   // An e4m3 cache: the kernel widens its values exactly (to f16) and leaves the scales to the
   // score scale (sm_scale x ckv_scale) and the output (x ckv_scale, consume's kE4m3); the
   // query's rope columns are multiplied by kpe_scale / ckv_scale (q_to_f16).
+  // FlashMLA's fp8 rows (KvDsMla, the gather mode) carry their scales: ckv / kpe_scale are 1.
   MlaRunArgs folded;
-  if constexpr (std::is_same<TKv, KvE4m3>::value) {
+  if constexpr (kWidenedKv<TKv>) {
     if (int st = check_e4m3_args(args, name)) return st;
     folded = *args;
     folded.sm_scale = args->sm_scale * args->ckv_scale;

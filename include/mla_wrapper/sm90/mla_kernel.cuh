@@ -527,6 +527,101 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   mbar_arrive(full);
 }
 
+// FlashMLA's fp8 rows (TKv = KvDsMla, config.h): the same widening with each value times its
+// token's scale of its 128 columns, and the rope's bf16 values converted to f16 where they
+// landed. A scale goes in as two f16 factors (f16_scale_pair) so that small scales keep their
+// precision. Order (named barriers: a 16-bit block lands only over bytes every thread has
+// read): the scales (block 3's end) and this thread's rope chunks; boxes 0-1 read, blocks 0-1
+// stored | (scales and boxes 0-1 read) blocks 2-3, box 2 read, blocks 4-5 (over boxes 0-1),
+// box 3 read | (boxes 2-3 read) blocks 6-7.
+__device__ __forceinline__ uint32_t f16_scale_pair(float s) {
+  // value x s1 x s2 with s1 a normal f16 (down to s = 2^-24): s < 2^-14 goes as (s 2^10, 2^-10)
+  const bool small = s < 6.103515625e-05f;
+  const __half2 h = __floats2half2_rn(small ? s * 1024.f : s, small ? 1.f / 1024.f : 1.f);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+__device__ __forceinline__ uint4 widen_e4m3x8_scaled(uint2 v, uint32_t pair) {
+  uint4 w = widen_e4m3x8(v);
+  const __half2 p = *reinterpret_cast<const __half2*>(&pair);
+  const __half2 s1 = __low2half2(p), s2 = __high2half2(p);
+  uint32_t* h = reinterpret_cast<uint32_t*>(&w);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const __half2 x = __hmul2(__hmul2(*reinterpret_cast<const __half2*>(&h[i]), s1), s2);
+    h[i] = *reinterpret_cast<const uint32_t*>(&x);
+  }
+  return w;
+}
+__device__ __forceinline__ uint4 lds128(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+// Eight bf16 values as f16 (round to nearest).
+__device__ __forceinline__ uint4 bf16x8_to_f16(uint4 v) {
+  uint32_t* h = reinterpret_cast<uint32_t*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const __half2 x = __floats2half2_rn(__uint_as_float(h[i] << 16),
+                                        __uint_as_float(h[i] & 0xffff0000u));
+    h[i] = *reinterpret_cast<const uint32_t*>(&x);
+  }
+  return v;
+}
+__device__ __forceinline__ void dequant_tile_ds(uint32_t stage, uint64_t* raw, uint32_t parity,
+                                                uint64_t* full, int tid, int seq) {
+  if (tid < 32) mbar_wait(raw, parity);
+  MLAW_TRACE(seq, 27);
+  named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
+  const int c = tid % 8, t = tid / 8;
+  uint32_t sc[4][kRawLatentBoxes];  // [token t + 16 m][box]: f16_scale_pair
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const uint4 f = lds128(stage + kDsScaleOffset + (t + 16 * m) * 16);
+    sc[m][0] = f16_scale_pair(__uint_as_float(f.x));
+    sc[m][1] = f16_scale_pair(__uint_as_float(f.y));
+    sc[m][2] = f16_scale_pair(__uint_as_float(f.z));
+    sc[m][3] = f16_scale_pair(__uint_as_float(f.w));
+  }
+  const uint32_t src0 = stage + kDsRawOffset + t * kRawRowBytes + c * 8;
+  const uint32_t dst0 = stage + t * kRowBytes + ((c ^ (t % 8)) << 4);
+  auto src = [&](int j) {  // (block b = j / 4 < 8: latent box b / 2, its columns from 64 (b % 2))
+    const int b = j / 4, m = j % 4;
+    return src0 + (b / 2) * kRawBlockBytes + (b % 2) * kBlockCols + m * 16 * kRawRowBytes;
+  };
+  auto dst = [&](int j) { return dst0 + (j / 4) * kKvBlockBytes + (j % 4) * 16 * kRowBytes; };
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {  // this thread's rope chunks, in place (its own cp.async's)
+    const uint32_t a = dst(32 + m);
+    sts128(a, bf16x8_to_f16(lds128(a)));
+  }
+  uint2 r[8];
+  auto load8 = [&](int j0) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) r[j] = lds64(src(j0 + j));
+  };
+  auto store8 = [&](int j0) {  // (the 8 chunks j0.. are of box j0 / 8)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) sts128(dst(j0 + j), widen_e4m3x8_scaled(r[j], sc[j % 4][j0 / 8]));
+  };
+  load8(0);
+  store8(0);
+  load8(8);
+  named_barrier(kBarWiden, kProducerThreads);  // the scales and boxes 0-1 read by every thread
+  store8(8);
+  load8(16);
+  store8(16);
+  load8(24);
+  named_barrier(kBarWiden, kProducerThreads);  // boxes 2-3 read
+  store8(24);
+  fence_proxy_async();
+  MLAW_TRACE(seq, 28);
+  mbar_arrive(full);
+}
+
 // An e4m3 tile's TMA boxes prefetched into L2 before the previous tile's widening (1), or not.
 // H200 (logs/sm90_s42_2026-11-28 run 7, A/B against 0): the memory rows H=16 B=64 / 128 1.09 /
 // 1.11x, the compute rows 1.017-1.030x, H=16 B=16 and B=1 equal (0.99-1.0x).
@@ -552,8 +647,12 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty,
                                         uint64_t* raw) {
   constexpr bool kE4m3 = std::is_same<TKv, KvE4m3>::value;
+  constexpr bool kDsMla = std::is_same<TKv, KvDsMla>::value;  // (the gather mode only)
+  static_assert(!kDsMla || !std::is_same<Kv, PagedKv>::value,
+                "FlashMLA's fp8 rows are read by the gather mode (cp.async) only");
+  constexpr bool kWiden = kWidenedKv<TKv>;
   constexpr uint32_t kLoadOffset = kE4m3 ? kRawOffset : 0;
-  uint64_t* landed = kE4m3 ? raw : full;  // the barrier a tile's loads complete on
+  uint64_t* landed = kWiden ? raw : full;  // the barrier a tile's loads complete on
   const int tid = threadIdx.x;  // 0..127
   const bool normal_heads =
       std::is_same<Kv, PagedKv>::value && args.num_heads <= kKvNormalMaxHeads;
@@ -589,11 +688,15 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   int pending = -1;  // e4m3: the tile issued last, not widened yet
   auto widen_pending = [&]() {
-    if constexpr (kE4m3) {
+    if constexpr (kWiden) {
       if (pending >= 0) {
         const int st = pending % kStages;
-        dequant_tile(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1, &full[st],
-                     tid, pending);
+        if constexpr (kDsMla)
+          dequant_tile_ds(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
+                          &full[st], tid, pending);
+        else
+          dequant_tile(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
+                       &full[st], tid, pending);
         pending = -1;
       }
     }
@@ -648,7 +751,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     for (; it < item.num_tiles; ++it, ++seq) {
       const int t0 = item.kv_start + it * kKvTile;
       const int tile_off = pages.mod(t0, args.page_size);  // (0 when a tile is whole pages)
-      const bool tma = box > 0 && t0 + kKvTile <= item.kv_end &&
+      const bool tma = !kDsMla && box > 0 && t0 + kKvTile <= item.kv_end &&
                        (box < kKvTile || tile_off + kKvTile <= args.page_size);
       if (!tma) break;
 #pragma unroll
@@ -728,7 +831,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       // 16 chunk .. of each 128-column latent box and, for chunk < 4, of the rope.
       const T* ckv_row[kLoadPasses];
       const T* kpe_row[kLoadPasses];
-      const int elem_off = kE4m3 ? chunk * 16 : chunk * 8;
+      const int elem_off = kWiden ? chunk * 16 : chunk * 8;
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
@@ -739,10 +842,10 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         const int64_t kpe_e = pgp * args.kpe_stride_page + off * args.kpe_stride_token +
                               elem_off;
         // (an e4m3 element is one byte: its offsets index bytes)
-        ckv_row[p] = kE4m3 ? reinterpret_cast<const T*>(static_cast<const char*>(args.ckv) + ckv_e)
-                           : ckv + ckv_e;
-        kpe_row[p] = kE4m3 ? reinterpret_cast<const T*>(static_cast<const char*>(args.kpe) + kpe_e)
-                           : kpe + kpe_e;
+        ckv_row[p] = kWiden ? reinterpret_cast<const T*>(static_cast<const char*>(args.ckv) + ckv_e)
+                            : ckv + ckv_e;
+        kpe_row[p] = kWiden ? reinterpret_cast<const T*>(static_cast<const char*>(args.kpe) + kpe_e)
+                            : kpe + kpe_e;
       }
       if constexpr (kE4m3 && kE4m3PrefetchLines && std::is_same<Kv, PagedKv>::value) {
         // (e4m3: this tile's lines into L2 before the previous tile's widening, as the TMA
@@ -762,7 +865,22 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
-        if constexpr (kE4m3) {
+        if constexpr (kDsMla) {
+          // (a row's 41 16-byte pieces: this thread's of each latent box, of the rope (into
+          // its swizzled place in block 8) and, for chunk 0, the 4 scales)
+          const char* src = reinterpret_cast<const char*>(ckv_row[p]);  // (+ 16 chunk)
+          const uint32_t base = kv_smem + stage * kKvStageBytes;
+          const uint32_t dst = base + kDsRawOffset + j * kRawRowBytes + chunk * 16;
+          const bool valid = page[p] >= 0;
+#pragma unroll
+          for (int b = 0; b < kRawLatentBoxes; ++b)
+            cp_async_16(dst + b * kRawBlockBytes, src + b * kRawBoxCols, valid, policy);
+          cp_async_16(base + (kColBlocks - 1) * kKvBlockBytes + j * kRowBytes +
+                          ((chunk ^ (j % 8)) << 4),
+                      src + kDsRopeByte, valid, policy);
+          if (chunk == 0)
+            cp_async_16(base + kDsScaleOffset + j * 16, src + kDsScaleByte, valid, policy);
+        } else if constexpr (kE4m3) {
           const char* src = reinterpret_cast<const char*>(ckv_row[p]);
           const uint32_t dst = dst_stage + j * kRawRowBytes + chunk * 16;
 #pragma unroll
@@ -785,7 +903,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       // (asynchronously: the producer goes on to the next tile, so both stages can be in
       // flight).
       cp_async_mbar_arrive(&landed[stage]);
-      if (kE4m3) pending = seq;
+      if (kWiden) pending = seq;
     }
   }
   widen_pending();
@@ -1623,13 +1741,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(empty + kStages + 1, 1);
     }
     if (kQTma) mbar_init(empty + kStages + 2, 1);  // Q by TMA landed
-    if (std::is_same<TKv, KvE4m3>::value)
+    if (kWidenedKv<TKv>)
       for (int s = 0; s < kStages; ++s) mbar_init(empty + kStages + 3 + s, kProducerThreads);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
   if (threadIdx.x < 128) {
-    setmaxnreg_dec<std::is_same<TKv, KvE4m3>::value ? kProducerRegsE4m3 : kProducerRegs>();
+    setmaxnreg_dec<kWidenedKv<TKv> ? kProducerRegsE4m3 : kProducerRegs>();
     if (threadIdx.x == 0 && maps.enabled) {
       prefetch_tensor_map(maps.wide ? &maps.ckv_wide : &maps.ckv);
       prefetch_tensor_map(&maps.kpe);
@@ -1638,9 +1756,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     produce<T, TKv>(plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty,
                     empty + kStages + 3);
   } else {
-    setmaxnreg_inc<std::is_same<TKv, KvE4m3>::value ? kConsumerRegsE4m3 : kConsumerRegs>();
-    consume<T, kQTma, kEarlyQ, std::is_same<TKv, KvE4m3>::value>(plan, args, kvm, qmaps, start,
-                                                                 smem, full, empty);
+    setmaxnreg_inc<kWidenedKv<TKv> ? kConsumerRegsE4m3 : kConsumerRegs>();
+    consume<T, kQTma, kEarlyQ, kWidenedKv<TKv>>(plan, args, kvm, qmaps, start, smem, full,
+                                                empty);
   }
 #endif
 }
