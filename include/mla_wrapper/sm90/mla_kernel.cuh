@@ -878,8 +878,10 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           cp_async_16(base + (kColBlocks - 1) * kKvBlockBytes + j * kRowBytes +
                           ((chunk ^ (j % 8)) << 4),
                       src + kDsRopeByte, valid, policy);
-          if (chunk == 0)
-            cp_async_16(base + kDsScaleOffset + j * 16, src + kDsScaleByte, valid, policy);
+          // (without the L2 policy: nvcc 13.0's ptxas gave this predicated copy's policy an
+          // unset descriptor register, desc[UR1], and the copy trapped: illegal instruction,
+          // H200, logs/sm90_s46_2026-11-28 run 1)
+          if (chunk == 0) cp_async_16(base + kDsScaleOffset + j * 16, src + kDsScaleByte, valid);
         } else if constexpr (kE4m3) {
           const char* src = reinterpret_cast<const char*>(ckv_row[p]);
           const uint32_t dst = dst_stage + j * kRawRowBytes + chunk * 16;
