@@ -13,7 +13,9 @@ recorded as fp8_ms / fp8_err, printed as the bf16 cache's time over the fp8 one 
 "fp8_ds_mla", reference.ds_mla_pack; sm90 only), its error against the reference on the values
 the rows hold, and FlashMLA's own sparse fp8 decode kernel (sparse_decode_fwd, 64 / 128 heads)
 on the same rows when its library is there (harness.flashmla_ops); recorded as ds_ms / ds_err,
-flashmla_ds_ms / flashmla_ds_err, printed as FlashMLA's time over ours. Adds H=16 decode rows.
+flashmla_ds_ms / flashmla_ds_err, printed as FlashMLA's time over ours (FlashMLA's kernel takes
+64 or 128 heads: fewer are padded to 64, as vLLM does; the copy is not timed). Adds H=16 decode
+rows. --ds-variant: ';'-separated nvcc flag sets for the fp8_ds_mla library alone (ds_variant_ms).
 
 --variant: also time the sparse kernel built with each ';'-separated set of extra nvcc flags
 (harness.use_variant) on the same tensors; printed and recorded as variant_ms.
@@ -106,19 +108,21 @@ def fp8_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
 
 def flashmla_ds(rows, q, idx, heads, tokens):
     """FlashMLA's sparse fp8 decode (sparse_decode_fwd) on the rows [slots, 656] as its
-    [blocks, 64, 1, 656] cache: (run, out), or None without its library or for heads it has no
-    kernel for (its Hopper kernel takes 64 or 128)."""
+    [blocks, 64, 1, 656] cache: (run, out), or None without its library. Its Hopper kernel takes
+    64 or 128 heads: fewer go in padded to 64 with zero rows, as vLLM does (out: the real heads)."""
     try:
         from harness import flashmla_ops
         ops = flashmla_ops()
     except (FileNotFoundError, OSError, RuntimeError):
         return None
-    if heads not in (64, 128) or not hasattr(ops, "sparse_decode_fwd"):
+    if heads > 128 or not hasattr(ops, "sparse_decode_fwd"):
         return None
+    padded = 64 if heads <= 64 else 128
     cache = rows.view(-1, 64, 1, sparse_specs.DS_MLA_ROW_BYTES)
-    q4 = q.view(tokens, 1, heads, 576)
+    q4 = torch.zeros(tokens, 1, padded, 576, dtype=q.dtype, device=q.device)
+    q4[:, 0, :heads] = q
     idx3 = idx.view(tokens, 1, -1)
-    out = torch.empty(tokens, 1, heads, 512, dtype=q.dtype, device=q.device)
+    out = torch.empty(tokens, 1, padded, 512, dtype=q.dtype, device=q.device)
     sched = [None, None]  # (tile scheduler metadata, num_splits), made by the first call
 
     def run():
@@ -126,7 +130,7 @@ def flashmla_ds(rows, q, idx, heads, tokens):
                                                          sched[1], None, None, None, 512,
                                                          SM_SCALE, out)
 
-    return run, out.view(tokens, heads, 512)
+    return run, out[:, 0, :heads]
 
 
 def ds_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
@@ -172,6 +176,8 @@ def main():
     ap.add_argument("--fp8", action="store_true", help="decode rows over an e4m3 cache too")
     ap.add_argument("--ds-mla", action="store_true",
                     help="decode rows over FlashMLA's fp8 rows too (ours and FlashMLA's)")
+    ap.add_argument("--ds-variant", default="",
+                    help="';'-separated sets of extra nvcc flags for the fp8_ds_mla library")
     args = ap.parse_args()
     variants = [v.strip() for v in args.variant.split(";") if v.strip()]
     ctx = dict(device_context(), **ceilings())
@@ -224,7 +230,8 @@ def main():
         if args.fp8 and mode == "decode":
             fp8 = fp8_row(ws, q, kv, idx, out, heads, tokens, graph, variants)
         if args.ds_mla and mode == "decode":
-            fp8.update(ds_row(ws, q, kv, idx, out, heads, tokens, graph, variants))
+            fp8.update(ds_row(ws, q, kv, idx, out, heads, tokens, graph,
+                              [v.strip() for v in args.ds_variant.split(";") if v.strip()]))
         dms = dense_ms(ws, heads, tokens, graph)
         f = flops(tokens, heads, TOPK)
         rec = dict(mode=mode, heads=heads, tokens=tokens, cache_tokens=cache_tokens, topk=TOPK,

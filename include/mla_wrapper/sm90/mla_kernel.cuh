@@ -534,6 +534,16 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
 // read): the scales (block 3's end) and this thread's rope chunks; boxes 0-1 read, blocks 0-1
 // stored | (scales and boxes 0-1 read) blocks 2-3, box 2 read, blocks 4-5 (over boxes 0-1),
 // box 3 read | (boxes 2-3 read) blocks 6-7.
+// Development builds (A/B, check the figures in the history before keeping either):
+// -DMLAW_SM90_DS_ONE_MUL=1 multiplies by the scale once (f16; scales under 2^-14 lose
+// precision: wrong for small rows), -DMLAW_SM90_PROBE_DS_NO_WIDEN=1 skips the widening (wrong
+// results: what the widening costs).
+#ifndef MLAW_SM90_DS_ONE_MUL
+#define MLAW_SM90_DS_ONE_MUL 0
+#endif
+#ifndef MLAW_SM90_PROBE_DS_NO_WIDEN
+#define MLAW_SM90_PROBE_DS_NO_WIDEN 0
+#endif
 __device__ __forceinline__ uint32_t f16_scale_pair(float s) {
   // value x s1 x s2 with s1 a normal f16 (down to s = 2^-24): s < 2^-14 goes as (s 2^10, 2^-10)
   const bool small = s < 6.103515625e-05f;
@@ -547,7 +557,8 @@ __device__ __forceinline__ uint4 widen_e4m3x8_scaled(uint2 v, uint32_t pair) {
   uint32_t* h = reinterpret_cast<uint32_t*>(&w);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const __half2 x = __hmul2(__hmul2(*reinterpret_cast<const __half2*>(&h[i]), s1), s2);
+    const __half2 x1 = __hmul2(*reinterpret_cast<const __half2*>(&h[i]), s1);
+    const __half2 x = MLAW_SM90_DS_ONE_MUL ? x1 : __hmul2(x1, s2);
     h[i] = *reinterpret_cast<const uint32_t*>(&x);
   }
   return w;
@@ -576,6 +587,11 @@ __device__ __forceinline__ void dequant_tile_ds(uint32_t stage, uint64_t* raw, u
   if (tid < 32) mbar_wait(raw, parity);
   MLAW_TRACE(seq, 27);
   named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
+  if (MLAW_SM90_PROBE_DS_NO_WIDEN) {
+    fence_proxy_async();
+    mbar_arrive(full);
+    return;
+  }
   const int c = tid % 8, t = tid / 8;
   uint32_t sc[4][kRawLatentBoxes];  // [token t + 16 m][box]: f16_scale_pair
 #pragma unroll
