@@ -541,6 +541,9 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
 #ifndef MLAW_SM90_PROBE_DS_NO_WIDEN
 #define MLAW_SM90_PROBE_DS_NO_WIDEN 0
 #endif
+#ifndef MLAW_SM90_DS_WIDEN_FIRST  // (A/B: the previous tile's second half widened before the
+#define MLAW_SM90_DS_WIDEN_FIRST 0  // wait for half_free, not after this tile's first half)
+#endif
 __device__ __forceinline__ uint32_t f16_scale_pair(float s) {
   // value x s1 x s2 with s1 a normal f16 (down to s = 2^-24): s < 2^-14 goes as (s 2^10, 2^-10)
   const bool small = s < 6.103515625e-05f;
@@ -918,13 +921,14 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
                           src + kDsScaleByte, valid);
           }
         };
+        if (MLAW_SM90_DS_WIDEN_FIRST) widen_pending();
         if (seq >= kStages) {
           if (tid < 32) mbar_wait(&half_free[stage], ((seq / kStages) - 1) & 1);
           named_barrier(kBarStageFree, kProducerThreads);
         }
         issue_half(0);
         cp_async_mbar_arrive(&raw[stage]);
-        widen_pending();
+        if (!MLAW_SM90_DS_WIDEN_FIRST) widen_pending();
         wait_stage();
         issue_half(1);
         cp_async_mbar_arrive(&raw_hi[stage]);
