@@ -94,26 +94,19 @@ struct KvE4m3 {};
 
 // Tag type of FlashMLA's fp8 rows (vLLM's "fp8_ds_mla" cache; the gather mode only): a token is
 // 656 bytes, 512 e4m3 latent values, 4 float32 scales (one per 128 values) and 64 bf16 rope
-// values. A tile lands by cp.async in two halves of 32 tokens (the first as soon as the
-// consumers' P V is done with the stage's first 32 tokens, mla_kernel.cuh produce), each into
-// rows the consumers freed: the latent in the e4m3 box layout from kDsRawOffset (box b over the
-// 16-bit block 4 + b, token j over its row j), the rope bf16 values straight into their swizzled
-// place in block 8, a half's scales as [32 tokens][4] floats over rows 28-31 (first half) or
-// 60-63 (second) of block 3. The widening (mla_kernel.cuh dequant_half_ds) multiplies each
-// value by its scale in f16 and converts the rope to f16 in place, half by half.
+// values. A tile lands by cp.async as: the latent in the e4m3 area's box layout, from
+// kDsRawOffset (the stage's 16-bit blocks 4-7); the scales as [64 tokens][4] floats just below
+// it (the end of block 3); the rope bf16 values straight into their swizzled place in block 8.
+// The widening (mla_kernel.cuh dequant_tile_ds) multiplies each value by its scale in f16 and
+// converts the rope to f16 in place.
 struct KvDsMla {};
 constexpr int kDsRowBytes = 656;
 constexpr int kDsScaleByte = 512;   // a row's scales
 constexpr int kDsRopeByte = 528;    // a row's rope values
-constexpr int kDsHalfTokens = kKvTile / 2;                             // 32
 constexpr int kDsRawOffset = 4 * kKvBlockBytes;                        // 32768
-// the scales of half h's token j (0..31): kDsScaleOffset + h * kDsScaleHalfBytes + 16 j
-constexpr int kDsScaleOffset = 3 * kKvBlockBytes + 28 * kRowBytes;     // 28160
-constexpr int kDsScaleHalfBytes = kDsHalfTokens * kRowBytes;           // 4096
+constexpr int kDsScaleOffset = kDsRawOffset - kKvTile * 16;            // 31744
 static_assert(kDsRawOffset + kRawLatentBoxes * kRawBlockBytes == (kColBlocks - 1) * kKvBlockBytes,
               "the latent's e4m3 bytes end where the rope block begins");
-static_assert(kRawRowBytes == kRowBytes && kRawBlockBytes == kKvBlockBytes,
-              "a raw box's token j lies over row j of its 16-bit block");
 
 // Whether the kernel widens the cache's tiles in shared memory (and runs its GEMMs in f16).
 template <typename TKv>
@@ -126,10 +119,8 @@ constexpr int kSmemP = kSmemKv + kStages * kKvStageBytes;
 constexpr int kSmemRedMax = kSmemP + kPBytes;                                 // [2][64] float
 constexpr int kSmemRedSum = kSmemRedMax + kConsumerWarpgroups * kRowsPerTile * 4;  // [2][64]
 constexpr int kSmemBarriers = kSmemRedSum + kConsumerWarpgroups * kRowsPerTile * 4;
-// full, empty, pair ready / exchange, Q landed, then `raw` (an e4m3 tile's bytes landed;
-// FlashMLA's rows: a tile's first half), `raw_hi` (its second half) and `half_free` (the
-// consumers are done with a stage's first 32 tokens)
-constexpr int kSmemBytes = kSmemBarriers + (5 * kStages + 3) * 8;
+// full, empty, pair ready / exchange, Q landed, then `raw` (an e4m3 tile's bytes landed)
+constexpr int kSmemBytes = kSmemBarriers + (3 * kStages + 3) * 8;
 constexpr int kSmemAlign = 1024;  // swizzled tiles need 1024-byte alignment
 constexpr int kSmemAlloc = kSmemBytes + kSmemAlign;
 

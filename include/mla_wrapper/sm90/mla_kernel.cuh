@@ -529,20 +529,27 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
 
 // FlashMLA's fp8 rows (TKv = KvDsMla, config.h): the same widening with each value times its
 // token's scale of its 128 columns, and the rope's bf16 values converted to f16 where they
-// landed, one half-tile at a time (dequant_half_ds). A scale goes in as two f16 factors
-// (f16_scale_pair) so that small scales keep their precision.
+// landed. A scale goes in as two f16 factors (f16_scale_pair) so that small scales keep their
+// precision. Order (named barriers: a 16-bit block lands only over bytes every thread has
+// read): the scales (block 3's end) and this thread's rope chunks; boxes 0-1 read, blocks 0-1
+// stored | (scales and boxes 0-1 read) blocks 2-3, box 2 read, blocks 4-5 (over boxes 0-1),
+// box 3 read | (boxes 2-3 read) blocks 6-7.
 // Development builds: -DMLAW_SM90_DS_ONE_MUL=1 multiplies by the scale once (f16; scales under
 // 2^-14 lose precision: wrong for small rows), -DMLAW_SM90_PROBE_DS_NO_WIDEN=1 skips the
-// widening (wrong results: what the widening costs). H200, one tile widened whole after it
-// landed (session 46 run 2, bench_sparse --ds-mla): 0.98-0.998x and 0.79-0.92x the time.
+// widening (wrong results: what the widening costs). H200 (session 46 run 2, bench_sparse
+// --ds-mla): 0.98-0.998x and 0.79-0.92x the time.
+// Not kept (session 46 runs 3-4, H200, A/B on the same tensors): a tile in halves of 32 tokens,
+// the first half's copies issued as soon as the consumers' first P V half had freed its rows
+// (an mbarrier per stage; the half's scales in block 3 rows 28-31 / 60-63) and each half
+// widened once landed, so that the copies of tile i + 1 overlap the consumers' last P V half of
+// tile i - 1 and half of the widening: 1.02-1.04x at B=32 and 1.0-1.02x at B=1, but 0.94-0.98x
+// at B=128 (H 16-128), with the previous tile's second half widened before or after the wait.
+// Correct (the sparse tests, memcheck and racecheck clean), two more barriers a tile.
 #ifndef MLAW_SM90_DS_ONE_MUL
 #define MLAW_SM90_DS_ONE_MUL 0
 #endif
 #ifndef MLAW_SM90_PROBE_DS_NO_WIDEN
 #define MLAW_SM90_PROBE_DS_NO_WIDEN 0
-#endif
-#ifndef MLAW_SM90_DS_WIDEN_FIRST  // (A/B: the previous tile's second half widened before the
-#define MLAW_SM90_DS_WIDEN_FIRST 0  // wait for half_free, not after this tile's first half)
 #endif
 __device__ __forceinline__ uint32_t f16_scale_pair(float s) {
   // value x s1 x s2 with s1 a normal f16 (down to s = 2^-24): s < 2^-14 goes as (s 2^10, 2^-10)
@@ -582,73 +589,60 @@ __device__ __forceinline__ uint4 bf16x8_to_f16(uint4 v) {
   }
   return v;
 }
-// Half h (tokens 32 h .. 32 h + 31) of a tile of FlashMLA's fp8 rows, once its bytes have
-// landed on `landed`; half 1 then arrives on `full`. This thread: tokens t + 16 m (m = 2 h,
-// 2 h + 1), 8 columns from 8 c of each block. Order (named barriers: a 16-bit row lands only
-// over bytes every thread has read): the half's scales (block 3) and this thread's rope chunks
-// (in place); boxes 0-1 read | blocks 0-3 stored, boxes 2-3 read | blocks 4-7 stored (over
-// boxes 0-3).
-template <int h>
-__device__ __forceinline__ void dequant_half_ds(uint32_t stage, uint64_t* landed, uint32_t parity,
+__device__ __forceinline__ void dequant_tile_ds(uint32_t stage, uint64_t* raw, uint32_t parity,
                                                 uint64_t* full, int tid, int seq) {
-  if (tid < 32) mbar_wait(landed, parity);
-  if (h == 0) MLAW_TRACE(seq, 27);
+  if (tid < 32) mbar_wait(raw, parity);
+  MLAW_TRACE(seq, 27);
   named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
   if (MLAW_SM90_PROBE_DS_NO_WIDEN) {
-    if (h == 1) {
-      fence_proxy_async();
-      mbar_arrive(full);
-    }
+    fence_proxy_async();
+    mbar_arrive(full);
     return;
   }
   const int c = tid % 8, t = tid / 8;
-  uint32_t sc[2][kRawLatentBoxes];  // [token t + 16 (2 h + mm)][box]: f16_scale_pair
+  uint32_t sc[4][kRawLatentBoxes];  // [token t + 16 m][box]: f16_scale_pair
 #pragma unroll
-  for (int mm = 0; mm < 2; ++mm) {
-    const uint4 f = lds128(stage + kDsScaleOffset + h * kDsScaleHalfBytes + (t + 16 * mm) * 16);
-    sc[mm][0] = f16_scale_pair(__uint_as_float(f.x));
-    sc[mm][1] = f16_scale_pair(__uint_as_float(f.y));
-    sc[mm][2] = f16_scale_pair(__uint_as_float(f.z));
-    sc[mm][3] = f16_scale_pair(__uint_as_float(f.w));
+  for (int m = 0; m < 4; ++m) {
+    const uint4 f = lds128(stage + kDsScaleOffset + (t + 16 * m) * 16);
+    sc[m][0] = f16_scale_pair(__uint_as_float(f.x));
+    sc[m][1] = f16_scale_pair(__uint_as_float(f.y));
+    sc[m][2] = f16_scale_pair(__uint_as_float(f.z));
+    sc[m][3] = f16_scale_pair(__uint_as_float(f.w));
   }
-  const uint32_t row0 = (t + 32 * h) * kRowBytes;
-  const uint32_t src0 = stage + kDsRawOffset + row0 + c * 8;
-  const uint32_t dst0 = stage + row0 + ((c ^ (t % 8)) << 4);
-  // chunk q (0..15): block b = q / 2 (latent box b / 2, its columns from 64 (b % 2)), token
-  // t + 16 (2 h + q % 2)
-  auto src = [&](int q) {
-    const int b = q / 2;
-    return src0 + (b / 2) * kRawBlockBytes + (b % 2) * kBlockCols + (q % 2) * 16 * kRowBytes;
+  const uint32_t src0 = stage + kDsRawOffset + t * kRawRowBytes + c * 8;
+  const uint32_t dst0 = stage + t * kRowBytes + ((c ^ (t % 8)) << 4);
+  auto src = [&](int j) {  // (block b = j / 4 < 8: latent box b / 2, its columns from 64 (b % 2))
+    const int b = j / 4, m = j % 4;
+    return src0 + (b / 2) * kRawBlockBytes + (b % 2) * kBlockCols + m * 16 * kRawRowBytes;
   };
-  auto dst = [&](int q) { return dst0 + (q / 2) * kKvBlockBytes + (q % 2) * 16 * kRowBytes; };
+  auto dst = [&](int j) { return dst0 + (j / 4) * kKvBlockBytes + (j % 4) * 16 * kRowBytes; };
 #pragma unroll
-  for (int mm = 0; mm < 2; ++mm) {  // this thread's rope chunks, in place (its own cp.async's)
-    const uint32_t a = dst0 + (kColBlocks - 1) * kKvBlockBytes + mm * 16 * kRowBytes;
+  for (int m = 0; m < 4; ++m) {  // this thread's rope chunks, in place (its own cp.async's)
+    const uint32_t a = dst(32 + m);
     sts128(a, bf16x8_to_f16(lds128(a)));
   }
   uint2 r[8];
-  auto load8 = [&](int q0) {
+  auto load8 = [&](int j0) {
 #pragma unroll
-    for (int q = 0; q < 8; ++q) r[q] = lds64(src(q0 + q));
+    for (int j = 0; j < 8; ++j) r[j] = lds64(src(j0 + j));
   };
-  auto store8 = [&](int q0) {
+  auto store8 = [&](int j0) {  // (the 8 chunks j0.. are of box j0 / 8)
 #pragma unroll
-    for (int q = 0; q < 8; ++q)
-      sts128(dst(q0 + q), widen_e4m3x8_scaled(r[q], sc[q % 2][(q0 + q) / 4]));
+    for (int j = 0; j < 8; ++j) sts128(dst(j0 + j), widen_e4m3x8_scaled(r[j], sc[j % 4][j0 / 8]));
   };
   load8(0);
-  named_barrier(kBarWiden, kProducerThreads);  // the scales and boxes 0-1 read by every thread
   store8(0);
   load8(8);
-  named_barrier(kBarWiden, kProducerThreads);  // boxes 2-3 read
+  named_barrier(kBarWiden, kProducerThreads);  // the scales and boxes 0-1 read by every thread
   store8(8);
-  if (h == 1) {
-    // (before the arrival: the consumers' wgmma reads and the stage's next copies are
-    // async-proxy accesses)
-    fence_proxy_async();
-    MLAW_TRACE(seq, 28);
-    mbar_arrive(full);
-  }
+  load8(16);
+  store8(16);
+  load8(24);
+  named_barrier(kBarWiden, kProducerThreads);  // boxes 2-3 read
+  store8(24);
+  fence_proxy_async();
+  MLAW_TRACE(seq, 28);
+  mbar_arrive(full);
 }
 
 // An e4m3 tile's TMA boxes prefetched into L2 before the previous tile's widening (1), or not.
@@ -715,17 +709,14 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const int issuer_tok = (tid / 32) * box;  // the issuing lane's first token in a tile
   const uint32_t issuer_dst = issuer_tok * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
-  int pending = -1;  // e4m3: the tile issued last, not widened yet (FlashMLA's rows: its
-                     // second half)
-  uint64_t* raw_hi = raw + kStages;     // FlashMLA's rows: a tile's second half landed
-  uint64_t* half_free = raw + 2 * kStages;  // ... and the consumers' first-half release
+  int pending = -1;  // e4m3: the tile issued last, not widened yet
   auto widen_pending = [&]() {
     if constexpr (kWiden) {
       if (pending >= 0) {
         const int st = pending % kStages;
         if constexpr (kDsMla)
-          dequant_half_ds<1>(kv_smem + st * kKvStageBytes, &raw_hi[st], (pending / kStages) & 1,
-                             &full[st], tid, pending);
+          dequant_tile_ds(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
+                          &full[st], tid, pending);
         else
           dequant_tile(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
                        &full[st], tid, pending);
@@ -780,11 +771,10 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     // the page ids to the issue. With one loop the cp.async blocks sat between them, and after
     // an L2 flush each jump over code not fetched yet waited for DRAM (session 36).
     int it = 0;
-    if constexpr (!kDsMla)  // (FlashMLA's rows: the gather mode, cp.async only)
     for (; it < item.num_tiles; ++it, ++seq) {
       const int t0 = item.kv_start + it * kKvTile;
       const int tile_off = pages.mod(t0, args.page_size);  // (0 when a tile is whole pages)
-      const bool tma = box > 0 && t0 + kKvTile <= item.kv_end &&
+      const bool tma = !kDsMla && box > 0 && t0 + kKvTile <= item.kv_end &&
                        (box < kKvTile || tile_off + kKvTile <= args.page_size);
       if (!tma) break;
 #pragma unroll
@@ -892,58 +882,30 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           if (chunk < 4) prefetch_line_l2(kpe_row[p]);
         }
       }
-      if constexpr (kDsMla) {
-        // FlashMLA's rows, in halves of 32 tokens (passes 0-1, then 2-3): the first goes out
-        // as soon as the consumers' P V is done with the stage's first 32 tokens (`half_free`),
-        // then the previous tile's second half is widened, the second half goes out once the
-        // stage is free, and this tile's first half is widened. A row's 41 16-byte pieces: this
-        // thread's of each latent box, of the rope (into its swizzled place in block 8) and,
-        // for chunk 0, the 4 scales.
-        const uint32_t base = kv_smem + stage * kKvStageBytes;
-        auto issue_half = [&](int h) {
-#pragma unroll
-          for (int p = 2 * h; p < 2 * h + 2; ++p) {
-            const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
-            const char* src = reinterpret_cast<const char*>(ckv_row[p]);  // (+ 16 chunk)
-            const uint32_t dst = base + kDsRawOffset + j * kRawRowBytes + chunk * 16;
-            const bool valid = page[p] >= 0;
-#pragma unroll
-            for (int b = 0; b < kRawLatentBoxes; ++b)
-              cp_async_16(dst + b * kRawBlockBytes, src + b * kRawBoxCols, valid, policy);
-            cp_async_16(base + (kColBlocks - 1) * kKvBlockBytes + j * kRowBytes +
-                            ((chunk ^ (j % 8)) << 4),
-                        src + kDsRopeByte, valid, policy);
-            // (without the L2 policy: nvcc 13.0's ptxas gave this predicated copy's policy an
-            // unset descriptor register, desc[UR1], and the copy trapped: illegal
-            // instruction, H200, logs/sm90_s46_2026-11-28 run 1)
-            if (chunk == 0)
-              cp_async_16(base + kDsScaleOffset + h * kDsScaleHalfBytes + (j % kDsHalfTokens) * 16,
-                          src + kDsScaleByte, valid);
-          }
-        };
-        if (MLAW_SM90_DS_WIDEN_FIRST) widen_pending();
-        if (seq >= kStages) {
-          if (tid < 32) mbar_wait(&half_free[stage], ((seq / kStages) - 1) & 1);
-          named_barrier(kBarStageFree, kProducerThreads);
-        }
-        issue_half(0);
-        cp_async_mbar_arrive(&raw[stage]);
-        if (!MLAW_SM90_DS_WIDEN_FIRST) widen_pending();
-        wait_stage();
-        issue_half(1);
-        cp_async_mbar_arrive(&raw_hi[stage]);
-        if (it + 1 < item.num_tiles) load_pages(it + 1);
-        dequant_half_ds<0>(base, &raw[stage], (seq / kStages) & 1, nullptr, tid, seq);
-        pending = seq;
-        continue;
-      }
       widen_pending();
       wait_stage();
       const uint32_t dst_stage = kv_smem + stage * kKvStageBytes + kLoadOffset;
 #pragma unroll
       for (int p = 0; p < kLoadPasses; ++p) {
         const int j = tid / 8 + (kProducerThreads / 8) * p;  // token of the tile
-        if constexpr (kE4m3) {
+        if constexpr (kDsMla) {
+          // (a row's 41 16-byte pieces: this thread's of each latent box, of the rope (into
+          // its swizzled place in block 8) and, for chunk 0, the 4 scales)
+          const char* src = reinterpret_cast<const char*>(ckv_row[p]);  // (+ 16 chunk)
+          const uint32_t base = kv_smem + stage * kKvStageBytes;
+          const uint32_t dst = base + kDsRawOffset + j * kRawRowBytes + chunk * 16;
+          const bool valid = page[p] >= 0;
+#pragma unroll
+          for (int b = 0; b < kRawLatentBoxes; ++b)
+            cp_async_16(dst + b * kRawBlockBytes, src + b * kRawBoxCols, valid, policy);
+          cp_async_16(base + (kColBlocks - 1) * kKvBlockBytes + j * kRowBytes +
+                          ((chunk ^ (j % 8)) << 4),
+                      src + kDsRopeByte, valid, policy);
+          // (without the L2 policy: nvcc 13.0's ptxas gave this predicated copy's policy an
+          // unset descriptor register, desc[UR1], and the copy trapped: illegal instruction,
+          // H200, logs/sm90_s46_2026-11-28 run 1)
+          if (chunk == 0) cp_async_16(base + kDsScaleOffset + j * 16, src + kDsScaleByte, valid);
+        } else if constexpr (kE4m3) {
           const char* src = reinterpret_cast<const char*>(ckv_row[p]);
           const uint32_t dst = dst_stage + j * kRawRowBytes + chunk * 16;
 #pragma unroll
@@ -1329,10 +1291,7 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // (H100, 2026-11-26, logs/sm90_s16_h100_2026-11-26 runs 2-4).
 // kE4m3: an e4m3 cache (launcher.cuh run): the GEMMs in f16 (TG) on the Q tile q_to_f16
 // converts, the output rows times args.ckv_scale.
-// kHalfFree: FlashMLA's rows (KvDsMla): each consumer warp also arrives on the stage's
-// `half_free` once its P V of the tile's first 32 tokens is done (produce loads the next tile's
-// first half into those rows then).
-template <typename T, bool kQTma, bool kEarlyQ, bool kE4m3, bool kHalfFree, typename Kv>
+template <typename T, bool kQTma, bool kEarlyQ, bool kE4m3, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const QTensorMaps& qm, const CtaStart<Kv>& start,
                                         char* smem,
@@ -1357,9 +1316,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   const FastDiv heads(num_heads);  // row -> (query token, head) without an integer division
   int seq = 0;
   uint64_t* q_bar = full + 2 * kStages + 2;  // Q by TMA landed
-  uint64_t* half_free = full + 4 * kStages + 3;  // (kHalfFree; see produce)
-  static_assert(!kHalfFree || (kScorers == 1 && !kEarlyQ),
-                "a stage's first half is released after the first of two P V halves");
   uint32_t q_phase = 0;
 
   // A cluster pair's half (its CTA's only item) needs clusters of two (launcher.cuh): checked
@@ -1466,7 +1422,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         if (kRole == 1 && seq == 0) MLAW_SPAN(2, global_timer());
         fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
 #if MLAW_SM90_PROBE_NO_MATH  // probe (wrong results): the ring released as each tile lands
-        if (lane == 0 && kHalfFree) mbar_arrive(&half_free[stage]);
         if (lane == 0) mbar_arrive(&empty[stage]);
         continue;
 #endif
@@ -1647,10 +1602,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         };
         half(std::integral_constant<int, 0>{});
         if constexpr (kHalves == 2) half(std::integral_constant<int, 1>{});
-        if constexpr (kHalfFree) {
-          wgmma_wait<1>();  // the first half's P V: the stage's rows of tokens 0-31 are free
-          if (lane == 0) mbar_arrive(&half_free[stage]);
-        }
         wgmma_wait<0>();
         MLAW_TRACE(seq, 6 + 7 * g);
         if (kRole == 1) MLAW_SPAN(3, global_timer());
@@ -1817,11 +1768,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (kQTma) mbar_init(empty + kStages + 2, 1);  // Q by TMA landed
     if (kWidenedKv<TKv>)
       for (int s = 0; s < kStages; ++s) mbar_init(empty + kStages + 3 + s, kProducerThreads);
-    if (std::is_same<TKv, KvDsMla>::value)
-      for (int s = 0; s < kStages; ++s) {
-        mbar_init(empty + 2 * kStages + 3 + s, kProducerThreads);      // raw_hi
-        mbar_init(empty + 3 * kStages + 3 + s, kConsumerThreads / 32);  // half_free
-      }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -1836,8 +1782,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     empty + kStages + 3);
   } else {
     setmaxnreg_inc<kWidenedKv<TKv> ? kConsumerRegsE4m3 : kConsumerRegs>();
-    consume<T, kQTma, kEarlyQ, kWidenedKv<TKv>, std::is_same<TKv, KvDsMla>::value>(
-        plan, args, kvm, qmaps, start, smem, full, empty);
+    consume<T, kQTma, kEarlyQ, kWidenedKv<TKv>>(plan, args, kvm, qmaps, start, smem, full,
+                                                empty);
   }
 #endif
 }
