@@ -578,6 +578,46 @@ def test_wrapper_ds_mla(workspace, poison, dtype_name, heads, num_tokens, topk, 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not IS_HOPPER, reason="FlashMLA's fp8 rows run on the sm90 family only")
+def test_wrapper_ds_mla_cuda_graph_replay(workspace, monkeypatch):
+    """FlashMLA's rows from a CUDA graph: capture run() once; each step re-plans (other
+    topk_length bounds), writes new q / rows / indices / lengths into the captured buffers,
+    replays, compares with the reference on the values the rows hold."""
+    from mla_wrapper import BatchSparseMLAWrapper
+
+    monkeypatch.setenv("MLA_WRAPPER_SM90", "1")
+    cap, heads, topk, slots = 24, 64, 1024, 64 * 100
+    w = BatchSparseMLAWrapper(workspace, use_cuda_graph=True, max_num_tokens=cap)
+    q = torch.zeros(cap, heads, 576, dtype=torch.bfloat16, device="cuda")
+    rows = torch.zeros(100, 64, 1, 656, dtype=torch.uint8, device="cuda")
+    idx = torch.zeros(cap, 1, topk, dtype=torch.int32, device="cuda")
+    lens = torch.full((cap,), topk, dtype=torch.int32, device="cuda")
+    out = torch.empty(cap, heads, 512, dtype=torch.bfloat16, device="cuda")
+    lse = torch.empty(cap, heads, dtype=torch.float32, device="cuda")
+    w.plan(cap, topk, heads, SM_SCALE, torch.bfloat16, kv_data_type="fp8_ds_mla")
+    g, _ = capture_graph(lambda: w.run(q[..., :512], q[..., 512:], rows, None, idx,
+                                       topk_length=lens, out=out, lse=lse))
+    for seed in (1, 2):
+        q2, rows2, values2, idx2 = ds_mla_case(cap, heads, topk, slots, torch.bfloat16, seed)
+        lens2 = torch.randint(0, topk + 1, (cap,), dtype=torch.int32, device="cuda")
+        w.plan(cap, topk, heads, SM_SCALE, torch.bfloat16, kv_data_type="fp8_ds_mla",
+               topk_length=lens2.cpu())
+        q.copy_(q2)
+        rows.copy_(rows2.view(rows.shape))
+        idx.copy_(idx2)
+        lens.copy_(lens2)
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        ref_o, _, ref_lse = ref(q2, values2, idx2, lens2)
+        assert rel_error(out, ref_o) < TOL[torch.bfloat16]
+        finite = torch.isfinite(ref_lse)
+        assert rel_error(lse[finite], ref_lse[finite]) < 2e-3
+        assert torch.isposinf(lse[~finite]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not IS_HOPPER, reason="FlashMLA's fp8 rows run on the sm90 family only")
 def test_wrapper_ds_mla_errors(workspace, monkeypatch):
     from mla_wrapper import BatchSparseMLAWrapper
 
