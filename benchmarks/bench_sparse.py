@@ -7,7 +7,8 @@ Hopper) at the same FLOPs (B requests of topk KV tokens each), in one process on
 --fp8: decode rows also through the same cache in e4m3 (kv_data_type=torch.float8_e4m3fn,
 scales 1/16 and 1/4; sm90 only), its error against the reference on the dequantized cache;
 recorded as fp8_ms / fp8_err, printed as the bf16 cache's time over the fp8 one (with
---variant, also each variant build of the e4m3 library: fp8_variant_ms). Adds H=16 decode rows.
+--fp8-variant, ';'-separated nvcc flag sets or "lib:path/{dt}.so" builds, also each variant
+build of the e4m3 library: fp8_variant_ms). Adds H=16 decode rows.
 
 --ds-mla: decode rows also through the same cache as FlashMLA's fp8 rows (kv_data_type
 "fp8_ds_mla", reference.ds_mla_pack; sm90 only), its error against the reference on the values
@@ -176,6 +177,8 @@ def main():
     ap.add_argument("--fp8", action="store_true", help="decode rows over an e4m3 cache too")
     ap.add_argument("--ds-mla", action="store_true",
                     help="decode rows over FlashMLA's fp8 rows too (ours and FlashMLA's)")
+    ap.add_argument("--fp8-variant", default="",
+                    help="';'-separated sets of extra nvcc flags for the e4m3 library")
     ap.add_argument("--ds-variant", default="",
                     help="';'-separated sets of extra nvcc flags for the fp8_ds_mla library")
     args = ap.parse_args()
@@ -228,7 +231,8 @@ def main():
             use_module(impl, default, sparse_specs.RUN)
         fp8 = {}
         if args.fp8 and mode == "decode":
-            fp8 = fp8_row(ws, q, kv, idx, out, heads, tokens, graph, variants)
+            fp8 = fp8_row(ws, q, kv, idx, out, heads, tokens, graph,
+                          [v.strip() for v in args.fp8_variant.split(";") if v.strip()])
         if args.ds_mla and mode == "decode":
             fp8.update(ds_row(ws, q, kv, idx, out, heads, tokens, graph,
                               [v.strip() for v in args.ds_variant.split(";") if v.strip()]))

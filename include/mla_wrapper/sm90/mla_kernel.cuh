@@ -771,10 +771,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     // the page ids to the issue. With one loop the cp.async blocks sat between them, and after
     // an L2 flush each jump over code not fetched yet waited for DRAM (session 36).
     int it = 0;
+    if constexpr (!kDsMla)  // (FlashMLA's rows: the gather mode, cp.async only)
     for (; it < item.num_tiles; ++it, ++seq) {
       const int t0 = item.kv_start + it * kKvTile;
       const int tile_off = pages.mod(t0, args.page_size);  // (0 when a tile is whole pages)
-      const bool tma = !kDsMla && box > 0 && t0 + kKvTile <= item.kv_end &&
+      const bool tma = box > 0 && t0 + kKvTile <= item.kv_end &&
                        (box < kKvTile || tile_off + kKvTile <= args.page_size);
       if (!tma) break;
 #pragma unroll
@@ -1291,7 +1292,9 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // (H100, 2026-11-26, logs/sm90_s16_h100_2026-11-26 runs 2-4).
 // kE4m3: an e4m3 cache (launcher.cuh run): the GEMMs in f16 (TG) on the Q tile q_to_f16
 // converts, the output rows times args.ckv_scale.
-template <typename T, bool kQTma, bool kEarlyQ, bool kE4m3, typename Kv>
+// kDsRows: FlashMLA's rows (KvDsMla; kE4m3 too): the gather mode's L2 prefetch takes their
+// 128-byte rope.
+template <typename T, bool kQTma, bool kEarlyQ, bool kE4m3, bool kDsRows, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const QTensorMaps& qm, const CtaStart<Kv>& start,
                                         char* smem,
@@ -1462,9 +1465,27 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
             // A slot is a page of one token: its rows start at slot x the page stride.
             const int slot = kvm.checked(warp < 2 ? nx1_lo : nx1_hi);  // tile it + 2's
             if (it + 2 < item.num_tiles && slot >= 0 && (kScoreTokens > 32 || warp < 2)) {
-              const T* ckv_row =
+              const T* ckv_row =  // (16-bit rows)
                   static_cast<const T*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
-              if (warp % 2 == 0) {
+              if constexpr (kE4m3) {
+                (void)ckv_row;
+                // An fp8 cache's strides count bytes: the latent's 512 bytes (4-5 lines) and
+                // the rope's 64 (e4m3) or 128 (FlashMLA's rows: with the scales before them).
+                // Session 45-46 builds used the 16-bit rows' offsets here (twice the slot's
+                // byte offset): lines of other slots.
+                const char* row =
+                    static_cast<const char*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
+                const char* kpe_row =
+                    static_cast<const char*>(args.kpe) + int64_t(slot) * args.kpe_stride_page;
+                if (warp % 2 == 0) {
+#pragma unroll
+                  for (int b = 0; b < 4; ++b) prefetch_line_l2(row + b * kRawBoxCols);
+                } else {
+                  prefetch_line_l2(row + kHeadDimCkv - 1);
+                  prefetch_line_l2(kpe_row);
+                  prefetch_line_l2(kpe_row + (kDsRows ? 2 : 1) * kHeadDimKpe - 1);
+                }
+              } else if (warp % 2 == 0) {
 #pragma unroll
                 for (int b = 0; b < 4; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
               } else {
@@ -1782,8 +1803,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     empty + kStages + 3);
   } else {
     setmaxnreg_inc<kWidenedKv<TKv> ? kConsumerRegsE4m3 : kConsumerRegs>();
-    consume<T, kQTma, kEarlyQ, kWidenedKv<TKv>>(plan, args, kvm, qmaps, start, smem, full,
-                                                empty);
+    consume<T, kQTma, kEarlyQ, kWidenedKv<TKv>, std::is_same<TKv, KvDsMla>::value>(
+        plan, args, kvm, qmaps, start, smem, full, empty);
   }
 #endif
 }
