@@ -324,7 +324,8 @@ class BatchSparseMLAWrapper:
         self._impl.launch(q_nope, q_pe, ckv_ptr, slots[0][1], kpe_ptr, slots[1][1], indices,
                           out, lse, topk_length, max_logits, slots[0][0], self._stream(dev))
         if lse is not None:   # FlashMLA's convention: a row with no valid slot has lse = +inf
-            lse.masked_fill_(lse == -math.inf, math.inf)
+            # (in place, one kernel and no temporary: graph captures need no allocation)
+            lse.nan_to_num_(nan=math.nan, posinf=math.inf, neginf=math.inf)
         return (out, lse) if (return_lse or max_logits is not None) else out
 
     def _validate(self, q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse):
