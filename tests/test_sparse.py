@@ -274,6 +274,16 @@ def test_compiles(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------------------- GPU tests
+def replay(graph, inputs, out, lse):
+    """Write each (captured buffer, new values) pair, poison out / lse with NaN, replay."""
+    for dst, src in inputs:
+        dst.copy_(src)
+    out.fill_(float("nan"))
+    lse.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+
+
 @pytest.fixture
 def workspace():
     return torch.empty(128 << 20, dtype=torch.uint8, device="cuda")
@@ -431,14 +441,7 @@ def test_wrapper_cuda_graph_replay(workspace, heads, cap, sparse_family):
                                   empty_rows=(0,) if seed == 3 else ())
         lens2 = torch.randint(0, topk + 1, (cap,), dtype=torch.int32, device=dev)
         w.plan(cap, topk, heads, SM_SCALE, torch.bfloat16, topk_length=lens2.cpu())
-        q.copy_(q2)
-        kv.copy_(kv2)
-        idx.copy_(idx2)
-        lens.copy_(lens2)
-        out.fill_(float("nan"))
-        lse.fill_(float("nan"))
-        g.replay()
-        torch.cuda.synchronize()
+        replay(g, [(q, q2), (kv, kv2), (idx, idx2), (lens, lens2)], out, lse)
         check_outputs(out, None, lse, q2, kv2, idx2, lens2)
     with pytest.raises(ValueError, match="capacity"):
         w.plan(cap + 1, topk, heads, SM_SCALE, torch.bfloat16)
@@ -449,6 +452,18 @@ def test_wrapper_cuda_graph_replay(workspace, heads, cap, sparse_family):
 # ------------------------------------------------------------- fp8 (e4m3) cache on sm90
 IS_HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9
 FP8 = torch.float8_e4m3fn
+
+
+def check_fp8_outputs(out, lse, ref_o, ref_lse, empty_last: bool):
+    """An fp8 cache's run() against the reference: no NaN (the outputs were poisoned), out
+    within the dtype's tolerance, lse within 2e-3; with empty_last, the last row (all ids -1)
+    has out = 0 and lse = +inf."""
+    assert not torch.isnan(out).any() and not torch.isnan(lse).any()
+    err = rel_error(out, ref_o)
+    assert err < TOL[out.dtype], f"out rel error {err}"
+    assert rel_error(lse, ref_lse) < 2e-3, "lse"
+    if empty_last:
+        assert (out[-1] == 0).all() and torch.isposinf(lse[-1]).all()
 
 
 def quantize_cache(kv, ckv_scale, kpe_scale):
@@ -485,12 +500,7 @@ def test_wrapper_fp8_cache(workspace, poison, dtype_name, heads, num_tokens, top
         w.run(q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:], idx, out=out,
               lse=lse, ckv_scale=ckv_scale, kpe_scale=kpe_scale)
         ref_o, _, ref_lse = ref(q, q8, idx, ckv_scale=ckv_scale, kpe_scale=kpe_scale)
-        assert not torch.isnan(out).any() and not torch.isnan(lse).any()
-        err = rel_error(out, ref_o)
-        assert err < TOL[dtype], f"out rel error {err}"
-        assert rel_error(lse, ref_lse) < 2e-3, "lse"
-        if num_tokens > 1:   # the row of all -1: out = 0, lse = +inf
-            assert (out[-1] == 0).all() and torch.isposinf(lse[-1]).all()
+        check_fp8_outputs(out, lse, ref_o, ref_lse, empty_last=num_tokens > 1)
     # the scales are applied: without them the output is another one
     wrong = w.run(q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:], idx)
     assert rel_error(wrong, ref_o) > 0.1
@@ -568,12 +578,7 @@ def test_wrapper_ds_mla(workspace, poison, dtype_name, heads, num_tokens, topk, 
             idx = idx.roll(1, dims=2).contiguous()
         w.run(q[..., :512], q[..., 512:], cache, None, idx, out=out, lse=lse)
         ref_o, _, ref_lse = ref(q, values, idx)
-        assert not torch.isnan(out).any() and not torch.isnan(lse).any()
-        err = rel_error(out, ref_o)
-        assert err < TOL[dtype], f"out rel error {err}"
-        assert rel_error(lse, ref_lse) < 2e-3, "lse"
-        if num_tokens > 1:   # the row of all -1: out = 0, lse = +inf
-            assert (out[-1] == 0).all() and torch.isposinf(lse[-1]).all()
+        check_fp8_outputs(out, lse, ref_o, ref_lse, empty_last=num_tokens > 1)
 
 
 @pytest.mark.gpu
@@ -601,14 +606,7 @@ def test_wrapper_ds_mla_cuda_graph_replay(workspace, monkeypatch):
         lens2 = torch.randint(0, topk + 1, (cap,), dtype=torch.int32, device="cuda")
         w.plan(cap, topk, heads, SM_SCALE, torch.bfloat16, kv_data_type="fp8_ds_mla",
                topk_length=lens2.cpu())
-        q.copy_(q2)
-        rows.copy_(rows2.view(rows.shape))
-        idx.copy_(idx2)
-        lens.copy_(lens2)
-        out.fill_(float("nan"))
-        lse.fill_(float("nan"))
-        g.replay()
-        torch.cuda.synchronize()
+        replay(g, [(q, q2), (rows, rows2.view(rows.shape)), (idx, idx2), (lens, lens2)], out, lse)
         ref_o, _, ref_lse = ref(q2, values2, idx2, lens2)
         assert rel_error(out, ref_o) < TOL[torch.bfloat16]
         finite = torch.isfinite(ref_lse)
