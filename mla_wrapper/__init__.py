@@ -8,6 +8,7 @@ Public API (imported lazily: ``import mla_wrapper`` compiles nothing and loads n
   mla_wrapper.torch_ops           torch.ops.mla_wrapper.* custom ops for torch.compile (import
                                   it to register them; see its docstring)
   flash_mla_sparse_fwd            FlashMLA's sparse (top-k) prefill contract
+  flash_mla_with_kvcache          FlashMLA's sparse decode call (with get_mla_metadata)
   BatchSparseMLAWrapper           sparse (top-k) MLA plan/run wrapper for the serving loop
   cp_gather_cache, gather_and_maybe_dequant_cache, cp_gather_and_upconvert_fp8_kv_cache
                                   vLLM's paged -> contiguous cache gathers (fp8 dequantized)
@@ -32,6 +33,8 @@ _LAZY = {
     "merge_state_v2": "mla_wrapper.ops",
     "merge_attn_states": "mla_wrapper.ops",
     "flash_mla_sparse_fwd": "mla_wrapper.sparse",
+    "flash_mla_with_kvcache": "mla_wrapper.sparse",
+    "get_mla_metadata": "mla_wrapper.sparse",
     "BatchSparseMLAWrapper": "mla_wrapper.sparse",
     "cp_gather_cache": "mla_wrapper.cache_ops",
     "gather_and_maybe_dequant_cache": "mla_wrapper.cache_ops",

@@ -495,5 +495,161 @@ def flash_mla_sparse_fwd(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tenso
     return out, max_logits, lse
 
 
-__all__ = ["BatchSparseMLAWrapper", "flash_mla_sparse_fwd", "cp_gather_cache",
+# --------------------------------------------- flash_mla_with_kvcache (sparse decode)
+class FlashMLASchedMeta:
+    """Stands in for FlashMLA's scheduling metadata (get_mla_metadata): nothing to fill here,
+    flash_mla_with_kvcache keeps one plan per call shape (see there)."""
+
+    def __repr__(self) -> str:
+        return "FlashMLASchedMeta()"
+
+
+def _rows_view(name: str, t: torch.Tensor, shape):
+    """t with its first two dims as one (a view: no hidden copy), or a ValueError."""
+    try:
+        return t.view(shape)
+    except RuntimeError:
+        raise ValueError(f"{name}: its first two dims must merge into one without a copy "
+                         f"(strides {tuple(t.stride())} for shape {list(t.shape)}); call "
+                         f".contiguous()") from None
+
+
+def get_mla_metadata(*args, **kwargs):
+    """FlashMLA's get_mla_metadata: ``(FlashMLASchedMeta(), None)`` whatever the arguments."""
+    return FlashMLASchedMeta(), None
+
+
+_DECODE_PLANS: dict = {}       # (device, tokens, topk, heads, q dtype, kv, sm_scale) -> wrapper
+_DECODE_WORKSPACES: dict = {}  # device -> the float workspace those wrappers share
+
+
+def _decode_wrapper(device: torch.device, key, num_tokens: int) -> BatchSparseMLAWrapper:
+    w = _DECODE_PLANS.get(key)
+    if w is None and torch.cuda.is_current_stream_capturing():
+        # (a plan made inside a capture would reach the device only when the graph replays)
+        raise RuntimeError(f"flash_mla_with_kvcache: the first call with {num_tokens} query "
+                           f"tokens, topk {key[2]}, {key[3]} heads is inside a CUDA-graph "
+                           "capture; call it once with this shape before capturing (a warm-up "
+                           "run) so that its plan is made and uploaded")
+    if w is None:
+        from .workspace import WorkspaceLayout  # noqa: PLC0415
+
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        ws = _DECODE_WORKSPACES.get(index)
+        if ws is None:
+            sms = torch.cuda.get_device_properties(index).multi_processor_count
+            need = WorkspaceLayout(max_batch=1, max_row_tiles=1,
+                                   num_ctas=sms * sm80.CTAS_PER_SM).float_workspace_bytes
+            ws = _DECODE_WORKSPACES[index] = torch.empty(need, dtype=torch.uint8,
+                                                         device=torch.device("cuda", index))
+        w = BatchSparseMLAWrapper(ws, use_cuda_graph=True, max_num_tokens=max(1, num_tokens))
+        _, tokens, topk, heads, dtype, kv, sm_scale, _ = key
+        w.plan(tokens, topk, heads, sm_scale, dtype, kv_data_type=kv)
+        _DECODE_PLANS[key] = w
+    return w
+
+
+def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
+                           block_table: Optional[torch.Tensor] = None,
+                           cache_seqlens: Optional[torch.Tensor] = None, head_dim_v: int = 512,
+                           tile_scheduler_metadata=None, num_splits=None,
+                           softmax_scale: Optional[float] = None, causal: bool = False,
+                           is_fp8_kvcache: bool = False, indices: Optional[torch.Tensor] = None,
+                           attn_sink: Optional[torch.Tensor] = None, extra_k_cache=None,
+                           extra_indices_in_kvcache=None,
+                           topk_length: Optional[torch.Tensor] = None, extra_topk_length=None,
+                           out: Optional[torch.Tensor] = None):
+    """FlashMLA's flash_mla_with_kvcache for sparse decode (``indices`` given), the call vLLM's
+    and SGLang's DeepSeek V3.2 backends make: ``(out, lse)``.
+
+    q [b, s_q, h_q, 576] bf16/fp16 (h_q 1..128: no padding to 64 needed); k_cache
+    [num_blocks, page_block_size, 1, 656] uint8 / float8_e4m3fn with is_fp8_kvcache=True
+    (FlashMLA's fp8 rows, sm90 only) or [num_blocks, page_block_size, 1, 576] in q's dtype;
+    indices [b, s_q, topk] int32 slot ids (block * page_block_size + offset; -1 or out of
+    range: skipped); topk_length [b * s_q] (or [b]) int32: only the first n ids of a row count;
+    attn_sink [h_q] float32 (joins the softmax denominator only); out [b, s_q, h_q, 512]
+    optional. Returns out [b, s_q, h_q, 512] and lse [b, h_q, s_q] float32 (natural log, +inf
+    for a row with no valid slot, whose out is 0). block_table, cache_seqlens,
+    tile_scheduler_metadata and num_splits are accepted and not read (the indices address the
+    cache). Dense decode (indices None), causal, and DeepSeek V4's extra caches raise.
+
+    One plan per (tokens, topk, heads, dtypes, scale), made at its shape's first call and
+    kept (a few KB each): calls, CUDA-graph captures and replays of that shape reuse it (no
+    host work but argument checks; nothing allocated inside a capture after that first call).
+    """
+    if indices is None:
+        raise ValueError("indices: flash_mla_with_kvcache here serves sparse decode only (top-k "
+                         "indices); for dense paged decode use BatchMLAPagedAttentionWrapper")
+    for name, v in (("extra_k_cache", extra_k_cache),
+                    ("extra_indices_in_kvcache", extra_indices_in_kvcache),
+                    ("extra_topk_length", extra_topk_length)):
+        if v is not None:
+            raise ValueError(f"{name}: DeepSeek V4's extra cache is not supported; pass None")
+    if causal:
+        raise ValueError("causal: must be False with indices (the indices select the keys)")
+    if head_dim_v != HEAD_DIM_CKV:
+        raise ValueError(f"head_dim_v: only {HEAD_DIM_CKV} is supported, got {head_dim_v}")
+    check_tensor("q", q, dtypes=_ATTN_DTYPES, ndim=4, last_dim_contiguous=True)
+    b, s_q, h_q, d = q.shape
+    if d != HEAD_DIM_QK:
+        raise ValueError(f"q: expected [b, s_q, h_q, {HEAD_DIM_QK}], got {list(q.shape)}")
+    row = sparse_specs.DS_MLA_ROW_BYTES if is_fp8_kvcache else HEAD_DIM_QK
+    check_tensor("k_cache", k_cache, ndim=4, device=q.device, last_dim_contiguous=True)
+    if k_cache.shape[2] != 1 or k_cache.shape[3] != row:
+        raise ValueError(f"k_cache: expected [num_blocks, page_block_size, 1, {row}] "
+                         f"({'FlashMLA fp8 rows' if is_fp8_kvcache else 'a 16-bit cache'}: "
+                         f"is_fp8_kvcache={is_fp8_kvcache}), got {list(k_cache.shape)}")
+    check_tensor("indices", indices, dtypes=(torch.int32,), ndim=3, device=q.device)
+    if tuple(indices.shape[:2]) != (b, s_q):
+        raise ValueError(f"indices: expected [{b}, {s_q}, topk], got {list(indices.shape)}")
+    T, topk = b * s_q, indices.shape[2]
+    idx = _rows_view("indices", indices, (T, topk))
+    if topk_length is not None:
+        check_tensor("topk_length", topk_length, dtypes=(torch.int32,), device=q.device)
+        if topk_length.numel() == b and s_q > 1:
+            topk_length = topk_length.reshape(b, 1).expand(b, s_q)
+        if topk_length.numel() != T:
+            raise ValueError(f"topk_length: expected {T} (b * s_q) or {b} (b) entries, got "
+                             f"shape {list(topk_length.shape)}")
+        topk_length = topk_length.reshape(T)
+    if attn_sink is not None:
+        check_tensor("attn_sink", attn_sink, dtypes=(torch.float32,), shape=(h_q,),
+                     device=q.device)
+    if out is None:
+        out = torch.empty((b, s_q, h_q, HEAD_DIM_CKV), dtype=q.dtype, device=q.device)
+    else:
+        check_tensor("out", out, dtypes=(q.dtype,), shape=(b, s_q, h_q, HEAD_DIM_CKV),
+                     device=q.device)
+    lse = torch.empty((b, h_q, s_q), dtype=torch.float32, device=q.device)
+    if T == 0 or topk == 0:
+        lse.fill_(math.inf)
+        return out.zero_(), lse
+    sm_scale = float(softmax_scale) if softmax_scale is not None else HEAD_DIM_QK ** -0.5
+    kv = DS_MLA if is_fp8_kvcache else q.dtype
+    # (sm90_disabled: the family a new wrapper would pick, so a switch of MLA_WRAPPER_SM90
+    # gets its own plans)
+    w = _decode_wrapper(q.device, (q.device.index, T, topk, h_q, q.dtype, kv, sm_scale,
+                                   backends.sm90_disabled()), T)
+    q3 = _rows_view("q", q, (T, h_q, HEAD_DIM_QK))
+    o3 = _rows_view("out", out, (T, h_q, HEAD_DIM_CKV))
+    lse_rows = lse.view(T, h_q) if s_q == 1 else torch.empty((T, h_q), dtype=torch.float32,
+                                                             device=q.device)
+    cache = k_cache[:, :, 0]
+    if is_fp8_kvcache:
+        w.run(q3[..., :HEAD_DIM_CKV], q3[..., HEAD_DIM_CKV:], cache, None, idx, topk_length,
+              o3, lse_rows)
+    else:
+        w.run(q3[..., :HEAD_DIM_CKV], q3[..., HEAD_DIM_CKV:], cache[..., :HEAD_DIM_CKV],
+              cache[..., HEAD_DIM_CKV:], idx, topk_length, o3, lse_rows)
+    if s_q > 1:
+        lse.copy_(lse_rows.view(b, s_q, h_q).transpose(1, 2))
+    if attn_sink is not None:   # out * sum / (sum + e^sink) = out * sigmoid(lse - sink)
+        scale = torch.sigmoid(lse.transpose(1, 2) - attn_sink[None, None, :])
+        scale = torch.where(torch.isinf(lse.transpose(1, 2)), torch.zeros_like(scale), scale)
+        out.copy_(out.float() * scale[..., None])
+    return out, lse
+
+
+__all__ = ["BatchSparseMLAWrapper", "flash_mla_sparse_fwd", "flash_mla_with_kvcache",
+           "get_mla_metadata", "FlashMLASchedMeta", "cp_gather_cache",
            "gather_and_maybe_dequant_cache"]

@@ -644,3 +644,101 @@ def test_wrapper_ds_mla_errors(workspace, monkeypatch):
     w80 = BatchSparseMLAWrapper(workspace)
     with pytest.raises(ValueError, match="kv_data_type: FlashMLA's fp8 rows"):
         w80.plan(2, 64, 16, SM_SCALE, torch.bfloat16, kv_data_type="fp8_ds_mla")
+
+
+# --------------------------------------- flash_mla_with_kvcache (FlashMLA's sparse decode call)
+def test_flash_mla_with_kvcache_argument_errors():
+    from mla_wrapper import flash_mla_with_kvcache, get_mla_metadata
+    from mla_wrapper.sparse import FlashMLASchedMeta
+
+    sched, splits = get_mla_metadata(torch.zeros(2), 64, 1, is_fp8_kvcache=True, topk=2048)
+    assert isinstance(sched, FlashMLASchedMeta) and splits is None
+    q = torch.zeros(1, 1, 16, 576, dtype=torch.bfloat16)
+    idx = torch.zeros(1, 1, 64, dtype=torch.int32)
+    call = lambda **kw: flash_mla_with_kvcache(q, q, None, None, 512, sched, **kw)  # noqa: E731
+    with pytest.raises(ValueError, match="indices: .* sparse decode only"):
+        call()
+    with pytest.raises(ValueError, match="extra_k_cache: DeepSeek V4"):
+        call(indices=idx, extra_k_cache=q)
+    with pytest.raises(ValueError, match="causal: must be False"):
+        call(indices=idx, causal=True)
+    with pytest.raises(ValueError, match="head_dim_v: only 512"):
+        flash_mla_with_kvcache(q, q, None, None, 448, sched, indices=idx)
+
+
+def flashmla_case(b, s_q, heads, topk, fp8, seed, slots=64 * 200):
+    """FlashMLA's shapes over make_case / ds_mla_case: q [b, s_q, h, 576], k_cache [blocks, 64,
+    1, 656 or 576], indices [b, s_q, topk]; also the flat q, the values the cache holds
+    [slots, 1, 576] and the flat indices, for the reference."""
+    T = b * s_q
+    if fp8:
+        q, rows, values, idx = ds_mla_case(T, heads, topk, slots, torch.bfloat16, seed)
+        cache = rows.view(slots // 64, 64, 1, 656)
+    else:
+        q, values, idx = make_case(T, heads, topk, slots, torch.bfloat16, seed=seed,
+                                   empty_rows=(T - 1,) if T > 1 else ())
+        cache = values.view(slots // 64, 64, 1, 576)
+    return q.view(b, s_q, heads, 576), cache, idx.view(b, s_q, topk), q, values, idx
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("b,s_q,heads,topk", [(4, 1, 16, 2048), (3, 2, 64, 300),
+                                              (1, 1, 128, 2048), (5, 1, 128, 64)])
+@pytest.mark.parametrize("fp8", [True, False])
+def test_flash_mla_with_kvcache(b, s_q, heads, topk, fp8, sparse_family, poison):
+    """Against the reference: out [b, s_q, h, 512] (NaN-poisoned out= given), lse [b, h, s_q],
+    topk_length per token or per request, attn_sink, an empty last row; fp8: FlashMLA's rows
+    (sm90 only), else a bf16 cache (both gather modes)."""
+    from mla_wrapper import flash_mla_with_kvcache, get_mla_metadata
+
+    if fp8 and sparse_family != "sm90":
+        pytest.skip("FlashMLA's fp8 rows are read by the sm90 family only")
+    q4, cache, idx3, q, values, idx = flashmla_case(b, s_q, heads, topk, fp8, seed=b + heads)
+    T = b * s_q
+    g = torch.Generator().manual_seed(T)
+    lens_b = torch.randint(1, topk + 1, (b,), generator=g, dtype=torch.int32).cuda()
+    lens = lens_b.repeat_interleave(s_q)
+    sink = torch.randn(heads, generator=g).cuda()
+    sched, splits = get_mla_metadata()
+    out = poison(torch.empty(b, s_q, heads, 512, dtype=torch.bfloat16, device="cuda"))
+    for topk_length, attn_sink in ((None, None), (lens, None), (lens_b, sink)):
+        o, lse = flash_mla_with_kvcache(q4, cache, None, None, 512, sched, splits, SM_SCALE,
+                                        is_fp8_kvcache=fp8, indices=idx3,
+                                        topk_length=topk_length, attn_sink=attn_sink, out=out)
+        assert o is out and lse.shape == (b, heads, s_q) and lse.is_contiguous()
+        ref_lens = None if topk_length is None else lens
+        ref_o, _, ref_lse = ref(q, values, idx, ref_lens, attn_sink=attn_sink)
+        assert not torch.isnan(o).any()
+        assert rel_error(o.view(T, heads, 512), ref_o) < TOL[torch.bfloat16]
+        lse_rows = lse.transpose(1, 2).reshape(T, heads)
+        finite = torch.isfinite(ref_lse)
+        assert rel_error(lse_rows[finite], ref_lse[finite]) < 2e-3
+        assert torch.isposinf(lse_rows[~finite]).all()
+        if T > 1:   # the last token's ids are all -1
+            assert (o.view(T, heads, 512)[-1] == 0).all()
+
+
+@pytest.mark.gpu
+def test_flash_mla_with_kvcache_cuda_graph(sparse_family):
+    """A warm-up call makes the shape's plan; the captured call replays with new q / indices;
+    a shape whose first call is inside a capture raises, naming the warm-up."""
+    from mla_wrapper import flash_mla_with_kvcache
+
+    b, heads, topk = 6, 64, 512
+    q4, cache, idx3, *_ = flashmla_case(b, 1, heads, topk, False, seed=0)
+    out = torch.empty(b, 1, heads, 512, dtype=torch.bfloat16, device="cuda")
+    call = lambda: flash_mla_with_kvcache(q4, cache, None, None, 512, None,  # noqa: E731
+                                          softmax_scale=SM_SCALE, indices=idx3, out=out)
+    graph, (_, lse) = capture_graph(call)
+    for seed in (1, 2):
+        q4n, cachen, idx3n, q, values, idx = flashmla_case(b, 1, heads, topk, False, seed=seed)
+        replay(graph, [(q4, q4n), (cache, cachen), (idx3, idx3n)], out, lse)
+        ref_o, _, ref_lse = ref(q, values, idx)
+        assert rel_error(out.view(b, heads, 512), ref_o) < TOL[torch.bfloat16]
+        finite = torch.isfinite(ref_lse)
+        assert rel_error(lse.view(b, heads)[finite], ref_lse[finite]) < 2e-3
+    q_new = q4[:, :, :, :].clone()[:5]
+    with pytest.raises(RuntimeError, match="inside a CUDA-graph capture; call it once"):
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            flash_mla_with_kvcache(q_new, cache, None, None, 512, None, softmax_scale=SM_SCALE,
+                                   indices=idx3[:5].clone())
