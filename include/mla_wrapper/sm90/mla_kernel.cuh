@@ -119,7 +119,9 @@
 // the plan are the 16-bit kernel's. A tile is widened just before the producer waits for the
 // next free stage, so the next tile's loads go out only after it; that tile's TMA boxes are
 // prefetched into L2 before the widening (kE4m3PrefetchL2). The gather mode (sparse top-k) reads
-// an e4m3 cache too: its slots' bytes come by cp.async, skipped slots zero-filled (session 45).
+// an e4m3 cache too: its slots' bytes come by cp.async, skipped slots zero-filled (session 45),
+// and FlashMLA's 656-byte fp8 rows (TKv = KvDsMla, session 46: dequant_tile_ds multiplies each
+// value by its row's scale of its 128 columns; the scales of the run are 1).
 // History (sm90_history.md): sessions 41-42 widened to the query's type (bf16: cvt to f16, to
 // f32, pack: ~34 issue clocks a 16-byte chunk) and multiplied the rope block; on the H200 a
 // tile took 2565 clocks to widen (period 4521 at H=128 B=128 L=4096, 16-bit 3522), memory rows
