@@ -248,6 +248,7 @@ def test_ctypes_mirrors():
 def test_lazy_exports_do_not_import_torch():
     code = ("import sys, mla_wrapper; assert 'torch' not in sys.modules; "
             "names = {'BatchSparseMLAWrapper', 'flash_mla_sparse_fwd', 'cp_gather_cache', "
+            "'flash_mla_with_kvcache', 'get_mla_metadata', "
             "'gather_and_maybe_dequant_cache', 'cp_gather_and_upconvert_fp8_kv_cache'}; "
             "assert names <= set(dir(mla_wrapper)); "
             "import mla_wrapper.sparse_specs; assert 'torch' not in sys.modules; "
