@@ -446,7 +446,9 @@ def flash_mla_sparse_fwd(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tenso
     """FlashMLA's sparse prefill (MQA mode): ``(out, max_logits, lse)``.
 
     q [s_q, h_q, 576] bf16/fp16 (h_q 1..128), kv [s_kv, 1, 576] (the latent cache viewed flat,
-    same dtype), indices [s_q, 1, topk] int32 slot ids into kv (-1 or out of range: skipped),
+    same dtype) or, on Hopper (sm90), FlashMLA's fp8 rows [s_kv, 1, 656] (uint8 or
+    float8_e4m3fn, "fp8_ds_mla": read as they are, no upconvert to bf16 first), indices
+    [s_q, 1, topk] int32 slot ids into kv (-1 or out of range: skipped),
     topk_length [s_q] int32 (only the first n ids of a row are valid), attn_sink [h_q] float32
     (a per-head logit that joins the softmax denominator only). Returns out [s_q, h_q, d_v]
     (q's dtype), max_logits [s_q, h_q] float32 (max of sm_scale * q.k, -inf for an empty row)
@@ -459,9 +461,13 @@ def flash_mla_sparse_fwd(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tenso
     if d_v != HEAD_DIM_CKV:
         raise ValueError(f"d_v: only {HEAD_DIM_CKV} is supported, got {d_v}")
     s_q, h_q, _ = q.shape
-    check_tensor("kv", kv, dtypes=(q.dtype,), ndim=3, last_dim_contiguous=True)
-    if kv.shape[1:] != (1, HEAD_DIM_QK):
-        raise ValueError(f"kv: expected [s_kv, 1, {HEAD_DIM_QK}], got {list(kv.shape)}")
+    fp8_rows = kv.dtype in (torch.uint8, torch.float8_e4m3fn)
+    check_tensor("kv", kv, dtypes=(q.dtype, torch.uint8, torch.float8_e4m3fn), ndim=3,
+                 last_dim_contiguous=True)
+    row = sparse_specs.DS_MLA_ROW_BYTES if fp8_rows else HEAD_DIM_QK
+    if kv.shape[1:] != (1, row):
+        what = "FlashMLA's fp8 rows" if fp8_rows else f"a {q.dtype} cache"
+        raise ValueError(f"kv: expected [s_kv, 1, {row}] ({what}), got {list(kv.shape)}")
     check_tensor("indices", indices, dtypes=(torch.int32,), ndim=3)
     if indices.shape[:2] != (s_q, 1):
         raise ValueError(f"indices: expected [{s_q}, 1, topk], got {list(indices.shape)}")
@@ -485,14 +491,26 @@ def flash_mla_sparse_fwd(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tenso
         max_logits.fill_(-math.inf)
         return out.zero_(), max_logits, lse
     w = _fwd_wrapper(device)
-    w.plan(s_q, topk, h_q, float(sm_scale), q.dtype, allow_split=False)
-    w._run(q[..., :HEAD_DIM_CKV], q[..., HEAD_DIM_CKV:], kv[..., :HEAD_DIM_CKV],
-           kv[..., HEAD_DIM_CKV:], indices, topk_length, out, lse, True, max_logits)
-    if attn_sink is not None:   # out * sum / (sum + e^sink) = out * sigmoid(lse - sink)
-        scale = torch.sigmoid(lse - attn_sink.to(device)[None, :])
-        scale = torch.where(torch.isinf(lse), torch.zeros_like(scale), scale)
-        out.copy_(out.float() * scale[..., None])
+    w.plan(s_q, topk, h_q, float(sm_scale), q.dtype, kv_data_type=DS_MLA if fp8_rows else None,
+           allow_split=False)
+    if fp8_rows:
+        w._run(q[..., :HEAD_DIM_CKV], q[..., HEAD_DIM_CKV:], kv[:, 0], None, indices,
+               topk_length, out, lse, True, max_logits)
+    else:
+        w._run(q[..., :HEAD_DIM_CKV], q[..., HEAD_DIM_CKV:], kv[..., :HEAD_DIM_CKV],
+               kv[..., HEAD_DIM_CKV:], indices, topk_length, out, lse, True, max_logits)
+    _apply_sink(out, lse, attn_sink)
     return out, max_logits, lse
+
+
+def _apply_sink(out: torch.Tensor, lse: torch.Tensor, attn_sink) -> None:
+    """attn_sink [H] joins the softmax denominator: out [T, H, 512] *= sum / (sum + e^sink) =
+    sigmoid(lse - sink) (lse [T, H], natural log, without the sink; +inf rows stay 0)."""
+    if attn_sink is None:
+        return
+    scale = torch.sigmoid(lse - attn_sink.to(out.device)[None, :])
+    scale = torch.where(torch.isinf(lse), torch.zeros_like(scale), scale)
+    out.copy_(out.float() * scale[..., None])
 
 
 # --------------------------------------------- flash_mla_with_kvcache (sparse decode)
@@ -641,12 +659,9 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     else:
         w.run(q3[..., :HEAD_DIM_CKV], q3[..., HEAD_DIM_CKV:], cache[..., :HEAD_DIM_CKV],
               cache[..., HEAD_DIM_CKV:], idx, topk_length, o3, lse_rows)
+    _apply_sink(o3, lse_rows, attn_sink)
     if s_q > 1:
         lse.copy_(lse_rows.view(b, s_q, h_q).transpose(1, 2))
-    if attn_sink is not None:   # out * sum / (sum + e^sink) = out * sigmoid(lse - sink)
-        scale = torch.sigmoid(lse.transpose(1, 2) - attn_sink[None, None, :])
-        scale = torch.where(torch.isinf(lse.transpose(1, 2)), torch.zeros_like(scale), scale)
-        out.copy_(out.float() * scale[..., None])
     return out, lse
 
 

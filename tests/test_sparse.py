@@ -138,6 +138,8 @@ def test_flash_mla_sparse_fwd_argument_errors():
         flash_mla_sparse_fwd(q, kv.half(), idx, 0.1)
     with pytest.raises(ValueError, match=r"kv: expected \[s_kv, 1, 576\]"):
         flash_mla_sparse_fwd(q, kv.expand(8, 2, 576), idx, 0.1)
+    with pytest.raises(ValueError, match=r"kv: expected \[s_kv, 1, 656\] \(FlashMLA's fp8"):
+        flash_mla_sparse_fwd(q, kv.view(torch.uint8)[..., :576], idx, 0.1)
     with pytest.raises(ValueError, match="attn_sink"):
         flash_mla_sparse_fwd(q, kv, idx, 0.1, attn_sink=torch.zeros(3))
     with pytest.raises(ValueError, match="CUDA"):
@@ -743,3 +745,28 @@ def test_flash_mla_with_kvcache_cuda_graph(sparse_family):
         with torch.cuda.graph(torch.cuda.CUDAGraph()):
             flash_mla_with_kvcache(q_new, cache, None, None, 512, None, softmax_scale=SM_SCALE,
                                    indices=idx3[:5].clone())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not IS_HOPPER, reason="FlashMLA's fp8 rows run on the sm90 family only")
+@pytest.mark.parametrize("heads,s_q,topk", [(128, 64, 2048), (16, 37, 300)])
+def test_flash_mla_sparse_fwd_ds_mla(heads, s_q, topk, monkeypatch):
+    """flash_mla_sparse_fwd straight over FlashMLA's fp8 rows (no upconvert): out, max_logits
+    and lse against the reference on the values the rows hold, with topk_length and a sink."""
+    from mla_wrapper import flash_mla_sparse_fwd
+
+    monkeypatch.setenv("MLA_WRAPPER_SM90", "1")
+    q, rows, values, idx = ds_mla_case(s_q, heads, topk, 64 * 300, torch.bfloat16, seed=s_q)
+    g = torch.Generator().manual_seed(heads)
+    lens = torch.randint(0, topk + 1, (s_q,), generator=g, dtype=torch.int32).cuda()
+    sink = torch.randn(heads, generator=g).cuda()
+    for kv in (rows[:, None, :], rows.view(torch.float8_e4m3fn)[:, None, :]):
+        out, max_logits, lse = flash_mla_sparse_fwd(q, kv, idx, SM_SCALE, topk_length=lens,
+                                                    attn_sink=sink)
+        ref_o, ref_m, ref_lse = ref(q, values, idx, lens, attn_sink=sink)
+        assert not torch.isnan(out).any()
+        assert rel_error(out, ref_o) < TOL[torch.bfloat16]
+        finite = torch.isfinite(ref_lse)
+        assert rel_error(lse[finite], ref_lse[finite]) < 2e-3
+        assert torch.isposinf(lse[~finite]).all() and torch.isneginf(max_logits[~finite]).all()
+        assert rel_error(max_logits[finite], ref_m[finite]) < 2e-3
