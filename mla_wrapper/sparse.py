@@ -423,12 +423,14 @@ def _host_lens(topk_length, num_tokens: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ flash_mla_sparse_fwd
-_FWD_WRAPPERS: dict[int, BatchSparseMLAWrapper] = {}
+_FWD_WRAPPERS: dict[tuple, BatchSparseMLAWrapper] = {}
 
 
 def _fwd_wrapper(device: torch.device) -> BatchSparseMLAWrapper:
     index = device.index if device.index is not None else torch.cuda.current_device()
-    w = _FWD_WRAPPERS.get(index)
+    # (keyed with sm90_disabled: the family a new wrapper picks follows MLA_WRAPPER_SM90)
+    key = (index, backends.sm90_disabled())
+    w = _FWD_WRAPPERS.get(key)
     if w is None:
         from .workspace import WorkspaceLayout  # noqa: PLC0415
 
@@ -436,7 +438,7 @@ def _fwd_wrapper(device: torch.device) -> BatchSparseMLAWrapper:
         need = WorkspaceLayout(max_batch=1, max_row_tiles=1,
                                num_ctas=sms * sm80.CTAS_PER_SM).float_workspace_bytes
         ws = torch.empty(need, dtype=torch.uint8, device=torch.device("cuda", index))
-        w = _FWD_WRAPPERS[index] = BatchSparseMLAWrapper(ws)
+        w = _FWD_WRAPPERS[key] = BatchSparseMLAWrapper(ws)
     return w
 
 
