@@ -614,7 +614,8 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     if d != HEAD_DIM_QK:
         raise ValueError(f"q: expected [b, s_q, h_q, {HEAD_DIM_QK}], got {list(q.shape)}")
     row = sparse_specs.DS_MLA_ROW_BYTES if is_fp8_kvcache else HEAD_DIM_QK
-    check_tensor("k_cache", k_cache, ndim=4, device=q.device, last_dim_contiguous=True)
+    check_tensor("k_cache", k_cache, ndim=4, device=q.device, last_dim_contiguous=True,
+                 dtypes=(torch.uint8, torch.float8_e4m3fn) if is_fp8_kvcache else (q.dtype,))
     if k_cache.shape[2] != 1 or k_cache.shape[3] != row:
         raise ValueError(f"k_cache: expected [num_blocks, page_block_size, 1, {row}] "
                          f"({'FlashMLA fp8 rows' if is_fp8_kvcache else 'a 16-bit cache'}: "

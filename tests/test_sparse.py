@@ -667,6 +667,8 @@ def test_flash_mla_with_kvcache_argument_errors():
         call(indices=idx, causal=True)
     with pytest.raises(ValueError, match="head_dim_v: only 512"):
         flash_mla_with_kvcache(q, q, None, None, 448, sched, indices=idx)
+    with pytest.raises(ValueError, match="k_cache: expected dtype uint8 or float8_e4m3fn"):
+        flash_mla_with_kvcache(q, q, None, None, 512, sched, is_fp8_kvcache=True, indices=idx)
 
 
 def flashmla_case(b, s_q, heads, topk, fp8, seed, slots=64 * 200):
