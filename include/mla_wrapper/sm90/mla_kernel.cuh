@@ -558,8 +558,7 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
 __device__ __forceinline__ uint32_t f16_scale_pair(float s) {
   // value x s1 x s2 with s1 a normal f16 (down to s = 2^-24): s < 2^-14 goes as (s 2^10, 2^-10)
   const bool small = s < 6.103515625e-05f;
-  const __half2 h = __floats2half2_rn(small ? s * 1024.f : s, small ? 1.f / 1024.f : 1.f);
-  return *reinterpret_cast<const uint32_t*>(&h);
+  return ElementTraits<__half>::pack(small ? s * 1024.f : s, small ? 1.f / 1024.f : 1.f);
 }
 __device__ __forceinline__ uint4 widen_e4m3x8_scaled(uint2 v, uint32_t pair) {
   uint4 w = widen_e4m3x8(v);
@@ -1469,10 +1468,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
             // A slot is a page of one token: its rows start at slot x the page stride.
             const int slot = kvm.checked(warp < 2 ? nx1_lo : nx1_hi);  // tile it + 2's
             if (it + 2 < item.num_tiles && slot >= 0 && (kScoreTokens > 32 || warp < 2)) {
-              const T* ckv_row =  // (16-bit rows)
-                  static_cast<const T*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
               if constexpr (kE4m3) {
-                (void)ckv_row;
                 // An fp8 cache's strides count bytes: the latent's 512 bytes (4-5 lines) and
                 // the rope's 64 (e4m3) or 128 (FlashMLA's rows: with the scales before them).
                 // Session 45-46 builds used the 16-bit rows' offsets here (twice the slot's
@@ -1489,14 +1485,18 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
                   prefetch_line_l2(kpe_row);
                   prefetch_line_l2(kpe_row + (kDsRows ? 2 : 1) * kHeadDimKpe - 1);
                 }
-              } else if (warp % 2 == 0) {
-#pragma unroll
-                for (int b = 0; b < 4; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
               } else {
+                const T* ckv_row =
+                    static_cast<const T*>(args.ckv) + int64_t(slot) * args.ckv_stride_page;
+                if (warp % 2 == 0) {
 #pragma unroll
-                for (int b = 4; b < 8; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
-                prefetch_line_l2(static_cast<const T*>(args.kpe) +
-                                 int64_t(slot) * args.kpe_stride_page);
+                  for (int b = 0; b < 4; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
+                } else {
+#pragma unroll
+                  for (int b = 4; b < 8; ++b) prefetch_line_l2(ckv_row + b * kBlockCols);
+                  prefetch_line_l2(static_cast<const T*>(args.kpe) +
+                                   int64_t(slot) * args.kpe_stride_page);
+                }
               }
             }
           }
