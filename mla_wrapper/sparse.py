@@ -51,7 +51,6 @@ MAX_HEADS = sm80.MAX_HEADS
 MAX_TOPK = sparse_specs.MAX_TOPK
 _ATTN_DTYPES = (torch.bfloat16, torch.float16)
 DS_MLA = sparse_specs.DS_MLA
-_DS_ROPE_BYTE = 528        # a row's rope values (after 512 e4m3 values and 4 float32 scales)
 _NO_SPLIT = CostModel(allow_split=False)
 
 
@@ -312,7 +311,7 @@ class BatchSparseMLAWrapper:
                                  f"FlashMLA's fp8 rows hold their own scales; leave it None")
             self._impl.set_kv_scales(1.0, 1.0)
             ckv_ptr = ckv_cache.data_ptr()
-            kpe_ptr = ckv_ptr + _DS_ROPE_BYTE
+            kpe_ptr = ckv_ptr + sparse_specs.DS_MLA_ROPE_BYTE
         else:
             apply_kv_scales(self._impl, kv_dtype is torch.float8_e4m3fn, kv_dtype, ckv_scale,
                             kpe_scale)
@@ -334,19 +333,22 @@ class BatchSparseMLAWrapper:
         for name, t, dim in (("q_nope", q_nope, HEAD_DIM_CKV), ("q_pe", q_pe, HEAD_DIM_KPE)):
             check_tensor(name, t, dtypes=(dtype,), shape=(T, H, dim), device=self.device,
                          last_dim_contiguous=True)
-        slots = []
-        if kv_dtype == DS_MLA:
+        if kv_dtype == DS_MLA:   # one tensor: the rows hold the rope values
             slots = [_ds_mla_slots(ckv_cache, kpe_cache, self.device)] * 2
-        for name, t, dim in (() if slots else (("ckv_cache", ckv_cache, HEAD_DIM_CKV),
-                                               ("kpe_cache", kpe_cache, HEAD_DIM_KPE))):
-            check_tensor(name, t, dtypes=(kv_dtype,), device=self.device, last_dim_contiguous=True)
-            slots.append(_flat_slots(name, t, dim))
-            if kv_dtype is torch.float8_e4m3fn and (slots[-1][1] % 16 or t.data_ptr() % 16):
-                raise ValueError(f"{name}: an fp8 cache's slots must be 16-byte aligned (slot "
-                                 f"stride {slots[-1][1]} elements, address {t.data_ptr()}); "
-                                 f"keep each slot's 576 bytes 16-byte aligned")
-        if slots[0][0] != slots[1][0]:
-            raise ValueError(f"ckv_cache / kpe_cache: {slots[0][0]} vs {slots[1][0]} slots")
+        else:
+            slots = []
+            for name, t, dim in (("ckv_cache", ckv_cache, HEAD_DIM_CKV),
+                                 ("kpe_cache", kpe_cache, HEAD_DIM_KPE)):
+                check_tensor(name, t, dtypes=(kv_dtype,), device=self.device,
+                             last_dim_contiguous=True)
+                slots.append(_flat_slots(name, t, dim))
+                if kv_dtype is torch.float8_e4m3fn and (slots[-1][1] % 16 or t.data_ptr() % 16):
+                    raise ValueError(f"{name}: an fp8 cache's slots must be 16-byte aligned "
+                                     f"(slot stride {slots[-1][1]} elements, address "
+                                     f"{t.data_ptr()}); keep each slot's 576 bytes 16-byte "
+                                     f"aligned")
+            if slots[0][0] != slots[1][0]:
+                raise ValueError(f"ckv_cache / kpe_cache: {slots[0][0]} vs {slots[1][0]} slots")
         check_tensor("indices", indices, dtypes=(torch.int32,))
         idx = indices
         if indices.dim() == 3:
@@ -426,19 +428,28 @@ def _host_lens(topk_length, num_tokens: int) -> np.ndarray:
 _FWD_WRAPPERS: dict[tuple, BatchSparseMLAWrapper] = {}
 
 
+def _device_index(device: torch.device) -> int:
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
+def _new_float_workspace(index: int) -> torch.Tensor:
+    """A float workspace for the function entry points' cached wrappers on GPU ``index``: a
+    whole GPU's split-KV partials (its size does not depend on the batch)."""
+    from .workspace import WorkspaceLayout  # noqa: PLC0415
+
+    sms = torch.cuda.get_device_properties(index).multi_processor_count
+    need = WorkspaceLayout(max_batch=1, max_row_tiles=1,
+                           num_ctas=sms * sm80.CTAS_PER_SM).float_workspace_bytes
+    return torch.empty(need, dtype=torch.uint8, device=torch.device("cuda", index))
+
+
 def _fwd_wrapper(device: torch.device) -> BatchSparseMLAWrapper:
-    index = device.index if device.index is not None else torch.cuda.current_device()
+    index = _device_index(device)
     # (keyed with sm90_disabled: the family a new wrapper picks follows MLA_WRAPPER_SM90)
     key = (index, backends.sm90_disabled())
     w = _FWD_WRAPPERS.get(key)
     if w is None:
-        from .workspace import WorkspaceLayout  # noqa: PLC0415
-
-        sms = torch.cuda.get_device_properties(index).multi_processor_count
-        need = WorkspaceLayout(max_batch=1, max_row_tiles=1,
-                               num_ctas=sms * sm80.CTAS_PER_SM).float_workspace_bytes
-        ws = torch.empty(need, dtype=torch.uint8, device=torch.device("cuda", index))
-        w = _FWD_WRAPPERS[key] = BatchSparseMLAWrapper(ws)
+        w = _FWD_WRAPPERS[key] = BatchSparseMLAWrapper(_new_float_workspace(index))
     return w
 
 
@@ -539,33 +550,28 @@ def get_mla_metadata(*args, **kwargs):
     return FlashMLASchedMeta(), None
 
 
-_DECODE_PLANS: dict = {}       # (device, tokens, topk, heads, q dtype, kv, sm_scale) -> wrapper
+# (device, tokens, topk, heads, q dtype, kv dtype, sm_scale, sm90_disabled) -> wrapper
+_DECODE_PLANS: dict = {}
 _DECODE_WORKSPACES: dict = {}  # device -> the float workspace those wrappers share
 
 
-def _decode_wrapper(device: torch.device, key, num_tokens: int) -> BatchSparseMLAWrapper:
+def _decode_wrapper(key) -> BatchSparseMLAWrapper:
     w = _DECODE_PLANS.get(key)
-    if w is None and torch.cuda.is_current_stream_capturing():
+    if w is not None:
+        return w
+    index, tokens, topk, heads, dtype, kv, sm_scale, _ = key
+    if torch.cuda.is_current_stream_capturing():
         # (a plan made inside a capture would reach the device only when the graph replays)
-        raise RuntimeError(f"flash_mla_with_kvcache: the first call with {num_tokens} query "
-                           f"tokens, topk {key[2]}, {key[3]} heads is inside a CUDA-graph "
+        raise RuntimeError(f"flash_mla_with_kvcache: the first call with {tokens} query "
+                           f"tokens, topk {topk}, {heads} heads is inside a CUDA-graph "
                            "capture; call it once with this shape before capturing (a warm-up "
                            "run) so that its plan is made and uploaded")
-    if w is None:
-        from .workspace import WorkspaceLayout  # noqa: PLC0415
-
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        ws = _DECODE_WORKSPACES.get(index)
-        if ws is None:
-            sms = torch.cuda.get_device_properties(index).multi_processor_count
-            need = WorkspaceLayout(max_batch=1, max_row_tiles=1,
-                                   num_ctas=sms * sm80.CTAS_PER_SM).float_workspace_bytes
-            ws = _DECODE_WORKSPACES[index] = torch.empty(need, dtype=torch.uint8,
-                                                         device=torch.device("cuda", index))
-        w = BatchSparseMLAWrapper(ws, use_cuda_graph=True, max_num_tokens=max(1, num_tokens))
-        _, tokens, topk, heads, dtype, kv, sm_scale, _ = key
-        w.plan(tokens, topk, heads, sm_scale, dtype, kv_data_type=kv)
-        _DECODE_PLANS[key] = w
+    ws = _DECODE_WORKSPACES.get(index)
+    if ws is None:
+        ws = _DECODE_WORKSPACES[index] = _new_float_workspace(index)
+    w = BatchSparseMLAWrapper(ws, use_cuda_graph=True, max_num_tokens=tokens)
+    w.plan(tokens, topk, heads, sm_scale, dtype, kv_data_type=kv)
+    _DECODE_PLANS[key] = w
     return w
 
 
@@ -649,8 +655,8 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     kv = DS_MLA if is_fp8_kvcache else q.dtype
     # (sm90_disabled: the family a new wrapper would pick, so a switch of MLA_WRAPPER_SM90
     # gets its own plans)
-    w = _decode_wrapper(q.device, (q.device.index, T, topk, h_q, q.dtype, kv, sm_scale,
-                                   backends.sm90_disabled()), T)
+    w = _decode_wrapper((_device_index(q.device), T, topk, h_q, q.dtype, kv, sm_scale,
+                         backends.sm90_disabled()))
     q3 = _rows_view("q", q, (T, h_q, HEAD_DIM_QK))
     o3 = _rows_view("out", out, (T, h_q, HEAD_DIM_CKV))
     lse_rows = lse.view(T, h_q) if s_q == 1 else torch.empty((T, h_q), dtype=torch.float32,

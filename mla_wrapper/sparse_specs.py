@@ -108,3 +108,4 @@ GATHER_COPY, GATHER_DEQUANT, GATHER_DS_MLA = 0, 1, 2
 FP8_E4M3, FP8_E5M2 = 0, 1
 OUT_BF16, OUT_F16, OUT_F32 = 0, 1, 2
 DS_MLA_ROW_BYTES = 656   # FlashMLA's fp8 row: 512 e4m3, 4 fp32 scales, 64 bf16 rope values
+DS_MLA_ROPE_BYTE = 528   # ... its rope values' first byte (sm90/config.h kDsRopeByte)
