@@ -61,6 +61,30 @@ def flops(tokens, heads, valid):
     return 2.0 * tokens * heads * valid * (576 + 512)
 
 
+def time_ms(fn, graph):
+    """fn's time in ms: replayed from a CUDA graph (the B=1 rows) or launched eagerly."""
+    return bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
+
+
+def flag_sets(text):
+    """A --*variant option's ';'-separated nvcc flag sets (or lib:path/{dt}.so builds)."""
+    return [v.strip() for v in text.split(";") if v.strip()]
+
+
+def over_variants(impl, variants, measure, kv_dtype=None):
+    """{flags: measure()} with impl (a sparse wrapper's _impl) running each variant build of its
+    bf16 sparse library (kv_dtype: the cache's, None for 16-bit), the default put back after
+    each."""
+    spec = sparse_specs.spec("bf16", impl.arch, device=impl.wrapper.device, kernel=impl.kernel,
+                             kv_dtype=kv_dtype)
+    results = {}
+    for flags in variants:
+        default = use_variant(impl, spec, sparse_specs.RUN, "bf16", flags)
+        results[flags] = measure()
+        use_module(impl, default, sparse_specs.RUN)
+    return results
+
+
 def dense_ms(ws, heads, batch, graph):
     """Our dense wrapper on B requests of TOPK tokens each (page 64): the same FLOPs."""
     page = 64
@@ -75,7 +99,7 @@ def dense_ms(ws, heads, batch, graph):
            64, page, False, SM_SCALE, torch.bfloat16, torch.bfloat16)
     out = torch.empty(batch, heads, 512, dtype=torch.bfloat16, device="cuda")
     fn = lambda: w.run(q[..., :512], q[..., 512:], cache[..., :512], cache[..., 512:], out=out)  # noqa: E731
-    return bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
+    return time_ms(fn, graph)
 
 
 def fp8_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
@@ -95,15 +119,10 @@ def fp8_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
     out.fill_(float("nan"))
     fn()
     err = rel_error(out[:check], ref)
-    time = lambda: round(bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn), 4)  # noqa: E731
+    time = lambda: round(time_ms(fn, graph), 4)  # noqa: E731
     rec = dict(fp8_ms=time(), fp8_err=err)
-    impl = w._impl
-    for flags in variants:
-        default = use_variant(impl, sparse_specs.spec("bf16", impl.arch, kernel=impl.kernel,
-                                                      kv_dtype=torch.float8_e4m3fn),
-                              sparse_specs.RUN, "bf16", flags)
-        rec.setdefault("fp8_variant_ms", {})[flags] = time()
-        use_module(impl, default, sparse_specs.RUN)
+    if variants:
+        rec["fp8_variant_ms"] = over_variants(w._impl, variants, time, torch.float8_e4m3fn)
     return rec
 
 
@@ -145,7 +164,7 @@ def ds_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
     check = min(tokens, 64)
     ref = sparse_mla_attention(q[:check, :, :512], q[:check, :, 512:], lat, rope, idx[:check],
                                SM_SCALE)[0]
-    time = lambda f: round(bench_graph_us(f) / 1000.0 if graph else bench_ms(f), 4)  # noqa: E731
+    time = lambda f: round(time_ms(f, graph), 4)  # noqa: E731
 
     def error(f, o):
         o.fill_(float("nan"))
@@ -154,14 +173,10 @@ def ds_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
 
     rec = dict(ds_err=error(fn, out))
     rec["ds_ms"] = time(fn)
-    impl = w._impl
-    for flags in variants:
-        default = use_variant(impl, sparse_specs.spec("bf16", impl.arch, kernel=impl.kernel,
-                                                      kv_dtype="fp8_ds_mla"),
-                              sparse_specs.RUN, "bf16", flags)
-        rec.setdefault("ds_variant_err", {})[flags] = error(fn, out)
-        rec.setdefault("ds_variant_ms", {})[flags] = time(fn)
-        use_module(impl, default, sparse_specs.RUN)
+    if variants:
+        res = over_variants(w._impl, variants, lambda: (error(fn, out), time(fn)), "fp8_ds_mla")
+        rec["ds_variant_err"] = {flags: e for flags, (e, _) in res.items()}
+        rec["ds_variant_ms"] = {flags: t for flags, (_, t) in res.items()}
     peer = flashmla_ds(rows, q, idx, heads, tokens)
     if peer is not None:
         pfn, pout = peer
@@ -182,7 +197,7 @@ def main():
     ap.add_argument("--ds-variant", default="",
                     help="';'-separated sets of extra nvcc flags for the fp8_ds_mla library")
     args = ap.parse_args()
-    variants = [v.strip() for v in args.variant.split(";") if v.strip()]
+    variants = flag_sets(args.variant)
     ctx = dict(device_context(), **ceilings())
     writer = ResultWriter("sparse", ctx)
     ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
@@ -219,23 +234,18 @@ def main():
             return rel_error(fn()[0][:check], ref)
 
         err = error()
-        ms = bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn)
-        variant_ms, variant_err = {}, {}
+        ms = time_ms(fn, graph)
+        # the same tensors through each development build of the kernel
         impl = (w if mode == "decode" else _fwd_wrapper(q.device))._impl
-        for flags in variants:  # the same tensors through a development build of the kernel
-            default = use_variant(impl, sparse_specs.spec("bf16", impl.arch, device=q.device,
-                                                          kernel=impl.kernel),
-                                  sparse_specs.RUN, "bf16", flags)
-            variant_err[flags] = error()
-            variant_ms[flags] = round(bench_graph_us(fn) / 1000.0 if graph else bench_ms(fn), 4)
-            use_module(impl, default, sparse_specs.RUN)
+        res = over_variants(impl, variants, lambda: (error(), round(time_ms(fn, graph), 4)))
+        variant_err = {flags: e for flags, (e, _) in res.items()}
+        variant_ms = {flags: t for flags, (_, t) in res.items()}
         fp8 = {}
         if args.fp8 and mode == "decode":
-            fp8 = fp8_row(ws, q, kv, idx, out, heads, tokens, graph,
-                          [v.strip() for v in args.fp8_variant.split(";") if v.strip()])
+            fp8 = fp8_row(ws, q, kv, idx, out, heads, tokens, graph, flag_sets(args.fp8_variant))
         if args.ds_mla and mode == "decode":
             fp8.update(ds_row(ws, q, kv, idx, out, heads, tokens, graph,
-                              [v.strip() for v in args.ds_variant.split(";") if v.strip()]))
+                              flag_sets(args.ds_variant)))
         dms = dense_ms(ws, heads, tokens, graph)
         f = flops(tokens, heads, TOPK)
         rec = dict(mode=mode, heads=heads, tokens=tokens, cache_tokens=cache_tokens, topk=TOPK,
