@@ -16,7 +16,8 @@ the rows hold, and FlashMLA's own sparse fp8 decode kernel (sparse_decode_fwd, 6
 on the same rows when its library is there (harness.flashmla_ops); recorded as ds_ms / ds_err,
 flashmla_ds_ms / flashmla_ds_err, printed as FlashMLA's time over ours (FlashMLA's kernel takes
 64 or 128 heads: fewer are padded to 64, as vLLM does; the copy is not timed). Adds H=16 decode
-rows. --ds-variant: ';'-separated nvcc flag sets for the fp8_ds_mla library alone (ds_variant_ms).
+rows. --ds-variant: ';'-separated nvcc flag sets for the fp8_ds_mla library alone (ds_variant_ms);
+--ds-trace: trace builds of it (per-tile traces of its rows of >= 32 tokens).
 
 --variant: also time the sparse kernel built with each ';'-separated set of extra nvcc flags
 (harness.use_variant) on the same tensors; printed and recorded as variant_ms.
@@ -153,9 +154,41 @@ def flashmla_ds(rows, q, idx, heads, tokens):
     return run, out[:, 0, :heads]
 
 
-def ds_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
+def flashmla_prefill(q, kv, idx, heads):
+    """FlashMLA's sparse prefill (sparse_prefill_fwd, the kernel flash_mla_sparse_fwd calls) on
+    the same q [s_q, h, 576], kv [s_kv, 1, 576] and indices [s_q, 1, topk]: (run, out), or None
+    without its library. Heads other than 64 / 128 go in padded to 128 with zero rows, as vLLM
+    pads them (out: the real heads)."""
+    try:
+        from harness import flashmla_ops
+        ops = flashmla_ops()
+    except (FileNotFoundError, OSError, RuntimeError):
+        return None
+    if heads > 128 or not hasattr(ops, "sparse_prefill_fwd"):
+        return None
+    padded = heads if heads in (64, 128) else 128
+    qp = q
+    if padded != heads:
+        qp = torch.zeros(q.shape[0], padded, 576, dtype=q.dtype, device=q.device)
+        qp[:, :heads] = q
+    # (vLLM 0.24's build: (q, kv, indices, sm_scale, d_v, attn_sink, topk_length[, out]))
+    nargs = len(ops.sparse_prefill_fwd.default._schema.arguments)
+    extra = (None,) * (nargs - 5)
+    res = [None]
+
+    def run():
+        res[0] = ops.sparse_prefill_fwd(qp, kv, idx, SM_SCALE, 512, *extra)[0]
+        return res[0]
+
+    run()
+    return run, lambda: res[0][:, :heads]
+
+
+def ds_row(ws, q, kv, idx, out, heads, tokens, graph, variants=(), traces=()):
     """The decode row's tensors through FlashMLA's fp8 rows: ours and FlashMLA's kernel, time
-    and error against the reference on the values the rows hold."""
+    and error against the reference on the values the rows hold. traces: trace builds
+    (-DMLAW_SM90_TRACE=1) of the fp8_ds_mla library, each run once and its per-tile trace
+    printed (check_sm90_dev.print_trace), on rows of >= 32 tokens."""
     rows = ds_mla_pack(kv[:, 0, :512].float(), kv[:, 0, 512:])
     lat, rope = ds_mla_unpack(rows)
     w = BatchSparseMLAWrapper(ws)
@@ -177,6 +210,16 @@ def ds_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
         res = over_variants(w._impl, variants, lambda: (error(fn, out), time(fn)), "fp8_ds_mla")
         rec["ds_variant_err"] = {flags: e for flags, (e, _) in res.items()}
         rec["ds_variant_ms"] = {flags: t for flags, (_, t) in res.items()}
+    if traces and tokens >= 32:
+        from check_sm90_dev import print_trace
+
+        def trace(flags):
+            fn()
+            torch.cuda.synchronize()
+            print_trace(w, f"{flags} H={heads} tokens={tokens}")
+
+        for flags in traces:
+            over_variants(w._impl, [flags], lambda: trace(flags), "fp8_ds_mla")
     peer = flashmla_ds(rows, q, idx, heads, tokens)
     if peer is not None:
         pfn, pout = peer
@@ -196,6 +239,9 @@ def main():
                     help="';'-separated sets of extra nvcc flags for the e4m3 library")
     ap.add_argument("--ds-variant", default="",
                     help="';'-separated sets of extra nvcc flags for the fp8_ds_mla library")
+    ap.add_argument("--ds-trace", default="",
+                    help="';'-separated trace builds of the fp8_ds_mla library (flags with "
+                         "-DMLAW_SM90_TRACE=1 or lib:path/{dt}.so): per-tile traces of its rows")
     args = ap.parse_args()
     variants = flag_sets(args.variant)
     ctx = dict(device_context(), **ceilings())
@@ -235,6 +281,13 @@ def main():
 
         err = error()
         ms = time_ms(fn, graph)
+        peer = {}
+        pf = flashmla_prefill(q, kv, idx, heads) if mode == "prefill" else None
+        if pf is not None:  # FlashMLA's sparse prefill on the same tensors
+            pfn, pout = pf
+            pfn()
+            peer = dict(flashmla_ms=round(time_ms(pfn, False), 4),
+                        flashmla_err=rel_error(pout()[:check], ref))
         # the same tensors through each development build of the kernel
         impl = (w if mode == "decode" else _fwd_wrapper(q.device))._impl
         res = over_variants(impl, variants, lambda: (error(), round(time_ms(fn, graph), 4)))
@@ -245,17 +298,20 @@ def main():
             fp8 = fp8_row(ws, q, kv, idx, out, heads, tokens, graph, flag_sets(args.fp8_variant))
         if args.ds_mla and mode == "decode":
             fp8.update(ds_row(ws, q, kv, idx, out, heads, tokens, graph,
-                              flag_sets(args.ds_variant)))
+                              flag_sets(args.ds_variant), flag_sets(args.ds_trace)))
         dms = dense_ms(ws, heads, tokens, graph)
         f = flops(tokens, heads, TOPK)
         rec = dict(mode=mode, heads=heads, tokens=tokens, cache_tokens=cache_tokens, topk=TOPK,
                    sparse_ms=round(ms, 4), sparse_tflops=round(f / ms / 1e9, 1),
                    dense_ms=round(dms, 4), dense_tflops=round(f / dms / 1e9, 1),
                    ratio=round(dms / ms, 3), graph_replay=graph, rel_error=err,
-                   family=family, **fp8, **({"variant_ms": variant_ms, "variant_err": variant_err} if variants else {}))
+                   family=family, **fp8, **peer, **({"variant_ms": variant_ms, "variant_err": variant_err} if variants else {}))
         writer.write(rec)
         print(f"{mode:8} {heads:4} {tokens:6} {cache_tokens:7} {ms:10.4f} {rec['sparse_tflops']:8.1f} "
               f"{dms:9.4f} {rec['dense_tflops']:8.1f} {rec['ratio']:6.2f} {err:8.1e}")
+        if peer:
+            print(f"    FlashMLA sparse prefill: {peer['flashmla_ms']:.4f} ms ({peer['flashmla_ms'] / ms:.2f}x "
+                  f"ours), {f / peer['flashmla_ms'] / 1e9:.1f} TFLOP/s, err {peer['flashmla_err']:.1e}")
         if "ds_ms" in fp8:
             peer = (f", FlashMLA {fp8['flashmla_ds_ms']:.4f} ms ({fp8['flashmla_ds_ms'] / fp8['ds_ms']:.2f}x"
                     f" ours), err {fp8['flashmla_ds_err']:.1e}" if "flashmla_ds_ms" in fp8 else "")
