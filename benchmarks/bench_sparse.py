@@ -17,7 +17,8 @@ on the same rows when its library is there (harness.flashmla_ops); recorded as d
 flashmla_ds_ms / flashmla_ds_err, printed as FlashMLA's time over ours (FlashMLA's kernel takes
 64 or 128 heads: fewer are padded to 64, as vLLM does; the copy is not timed). Adds H=16 decode
 rows. --ds-variant: ';'-separated nvcc flag sets for the fp8_ds_mla library alone (ds_variant_ms);
---ds-trace: trace builds of it (per-tile traces of its rows of >= 32 tokens).
+--ds-trace: trace builds of it (per-tile traces of its rows of >= 32 tokens); --trace: the same for
+the 16-bit sparse library.
 
 --variant: also time the sparse kernel built with each ';'-separated set of extra nvcc flags
 (harness.use_variant) on the same tensors; printed and recorded as variant_ms.
@@ -70,6 +71,21 @@ def time_ms(fn, graph):
 def flag_sets(text):
     """A --*variant option's ';'-separated nvcc flag sets (or lib:path/{dt}.so builds)."""
     return [v.strip() for v in text.split(";") if v.strip()]
+
+
+def trace_builds(owner, fn, traces, what, kv_dtype=None):
+    """Each trace build (-DMLAW_SM90_TRACE=1 flags or lib:path/{dt}.so) of owner's library (a
+    wrapper; kv_dtype: its cache's, None for 16-bit) run once on fn and its per-tile trace printed
+    (check_sm90_dev.print_trace)."""
+    from check_sm90_dev import print_trace
+
+    def trace(flags):
+        fn()
+        torch.cuda.synchronize()
+        print_trace(owner, f"{flags} {what}")
+
+    for flags in traces:
+        over_variants(owner._impl, [flags], lambda: trace(flags), kv_dtype)
 
 
 def over_variants(impl, variants, measure, kv_dtype=None):
@@ -211,15 +227,7 @@ def ds_row(ws, q, kv, idx, out, heads, tokens, graph, variants=(), traces=()):
         rec["ds_variant_err"] = {flags: e for flags, (e, _) in res.items()}
         rec["ds_variant_ms"] = {flags: t for flags, (_, t) in res.items()}
     if traces and tokens >= 32:
-        from check_sm90_dev import print_trace
-
-        def trace(flags):
-            fn()
-            torch.cuda.synchronize()
-            print_trace(w, f"{flags} H={heads} tokens={tokens}")
-
-        for flags in traces:
-            over_variants(w._impl, [flags], lambda: trace(flags), "fp8_ds_mla")
+        trace_builds(w, fn, traces, f"H={heads} tokens={tokens}", "fp8_ds_mla")
     peer = flashmla_ds(rows, q, idx, heads, tokens)
     if peer is not None:
         pfn, pout = peer
@@ -239,6 +247,9 @@ def main():
                     help="';'-separated sets of extra nvcc flags for the e4m3 library")
     ap.add_argument("--ds-variant", default="",
                     help="';'-separated sets of extra nvcc flags for the fp8_ds_mla library")
+    ap.add_argument("--trace", default="",
+                    help="';'-separated trace builds of the 16-bit sparse library (flags with "
+                         "-DMLAW_SM90_TRACE=1 or lib:path/{dt}.so): per-tile traces of its rows")
     ap.add_argument("--ds-trace", default="",
                     help="';'-separated trace builds of the fp8_ds_mla library (flags with "
                          "-DMLAW_SM90_TRACE=1 or lib:path/{dt}.so): per-tile traces of its rows")
@@ -291,6 +302,9 @@ def main():
         # the same tensors through each development build of the kernel
         impl = (w if mode == "decode" else _fwd_wrapper(q.device))._impl
         res = over_variants(impl, variants, lambda: (error(), round(time_ms(fn, graph), 4)))
+        if args.trace and tokens >= 32:
+            trace_builds(w if mode == "decode" else _fwd_wrapper(q.device), fn,
+                         flag_sets(args.trace), f"{mode} H={heads} tokens={tokens}")
         variant_err = {flags: e for flags, (e, _) in res.items()}
         variant_ms = {flags: t for flags, (_, t) in res.items()}
         fp8 = {}

@@ -79,6 +79,20 @@ def _flat_slots(name: str, t: torch.Tensor, dim: int):
                      f"got shape {list(t.shape)}")
 
 
+GATHER_L2_PREFETCH_ENV = "MLA_WRAPPER_GATHER_L2_PREFETCH"
+
+
+def gather_l2_prefetch(device_name: str, fp8: bool) -> bool:
+    """Whether sm90's gather mode has its consumers prefetch the rows of tile i + 2 into L2
+    (MlaSparseArgs.l2_prefetch_rows). On for an fp8 cache: its producer waits for its copies
+    before it widens them. On for a 16-bit cache except on an H200, where the copies keep up from
+    DRAM and the prefetch lengthened the scorer's chain (~3900 clocks a tile against ~3560;
+    sparse decode H=128 1.02-1.05x and prefill H=128 1.10x faster without it, session 47). On an
+    H100 it ran 1.06-1.2x faster with it (session 12). MLA_WRAPPER_GATHER_L2_PREFETCH=0 / 1
+    overrides both."""
+    return backends._env_switch(GATHER_L2_PREFETCH_ENV, fp8 or "H200" not in device_name)
+
+
 def plan_inputs(num_tokens: int, topk: int):
     """The dense planner's (qo_indptr, kv_indptr, kv_len_arr) for a sparse step: every query
     token is a request of one token whose "pages" (page_size 1) are its row of topk slot ids."""
@@ -120,6 +134,7 @@ class _SparseKernel(PlannedKernel):
         self.args.sm_scale = sm_scale
         w = self.wrapper
         fp8 = kv_dtype is torch.float8_e4m3fn or kv_dtype == DS_MLA
+        self.sparse_args.l2_prefetch_rows = int(gather_l2_prefetch(w._device_name, fp8))
         self.use_module((dtype, str(kv_dtype)) if fp8 else dtype, lambda: sparse_specs.spec(
             sm80.dtype_name(dtype), self.arch, device=w.device, kernel=self.kernel,
             kv_dtype=kv_dtype if fp8 else None), sparse_specs.RUN)
@@ -178,6 +193,7 @@ class BatchSparseMLAWrapper:
         props = torch.cuda.get_device_properties(self.device)
         self._sm_count = props.multi_processor_count
         self._capability = (props.major, props.minor)
+        self._device_name = props.name
         self._stream = _raw_stream_getter()
         self._current_device = _current_device_getter()
         self._impl: Optional[_SparseKernel] = None

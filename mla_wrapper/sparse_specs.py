@@ -89,7 +89,8 @@ class MlaSparseArgsStruct(ctypes.Structure):
     """Mirror of sparse.h ``MlaSparseArgs``."""
 
     _fields_ = [("topk_length", _p), ("max_logits", _p), ("max_logits_stride_token", _i64),
-                ("num_slots", _i64)]
+                ("num_slots", _i64), ("l2_prefetch_rows", ctypes.c_int32),
+                ("reserved", ctypes.c_int32)]
 
 
 class GatherCacheParamsStruct(ctypes.Structure):

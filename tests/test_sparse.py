@@ -243,8 +243,21 @@ def test_template_renders_and_specs():
 def test_ctypes_mirrors():
     import ctypes
 
-    assert ctypes.sizeof(sparse_specs.MlaSparseArgsStruct) == 32
+    assert ctypes.sizeof(sparse_specs.MlaSparseArgsStruct) == 40
     assert ctypes.sizeof(sparse_specs.GatherCacheParamsStruct) == 7 * 8 + 8 * 8 + 4 * 4
+
+
+def test_gather_l2_prefetch_policy(monkeypatch):
+    from mla_wrapper.sparse import GATHER_L2_PREFETCH_ENV, gather_l2_prefetch
+
+    monkeypatch.delenv(GATHER_L2_PREFETCH_ENV, raising=False)
+    assert gather_l2_prefetch("NVIDIA H100 80GB HBM3", fp8=False)
+    assert not gather_l2_prefetch("NVIDIA H200", fp8=False)
+    assert gather_l2_prefetch("NVIDIA H200", fp8=True)
+    monkeypatch.setenv(GATHER_L2_PREFETCH_ENV, "1")
+    assert gather_l2_prefetch("NVIDIA H200", fp8=False)
+    monkeypatch.setenv(GATHER_L2_PREFETCH_ENV, "0")
+    assert not gather_l2_prefetch("NVIDIA H100 80GB HBM3", fp8=True)
 
 
 def test_lazy_exports_do_not_import_torch():
@@ -377,6 +390,28 @@ def test_wrapper_against_reference(workspace, poison, dtype_name, heads, num_tok
             idx = idx.roll(1, dims=2).contiguous()
         w.run(q[..., :512], q[..., 512:], ckv, kpe, idx, out=out, lse=lse)
         check_outputs(out, None, lse, q, kv, idx)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("prefetch", ["0", "1"])
+@pytest.mark.parametrize("heads", [64, 128])
+def test_wrapper_gather_l2_prefetch_switch(workspace, poison, heads, prefetch, monkeypatch):
+    """Both settings of the sm90 gather mode's L2 prefetch (MlaSparseArgs.l2_prefetch_rows, which
+    the launcher sets per GPU and cache) give the reference's result: long lists, so that the
+    prefetch of tile i + 2's rows runs."""
+    from mla_wrapper import BatchSparseMLAWrapper
+    from mla_wrapper.sparse import GATHER_L2_PREFETCH_ENV
+
+    monkeypatch.setenv(GATHER_L2_PREFETCH_ENV, prefetch)
+    q, kv, idx = make_case(48, heads, 2048, 64 * 300, torch.bfloat16, seed=heads + 7,
+                           empty_rows=(47,))
+    w = BatchSparseMLAWrapper(workspace)
+    w.plan(48, 2048, heads, SM_SCALE, torch.bfloat16)
+    assert w._impl.sparse_args.l2_prefetch_rows == int(prefetch)
+    out = poison(torch.empty(48, heads, 512, dtype=torch.bfloat16, device="cuda"))
+    lse = poison(torch.empty(48, heads, dtype=torch.float32, device="cuda"))
+    w.run(q[..., :512], q[..., 512:], kv[..., :512], kv[..., 512:], idx, out=out, lse=lse)
+    check_outputs(out, None, lse, q, kv, idx)
 
 
 @pytest.mark.gpu

@@ -23,6 +23,8 @@ typedef struct MlaSparseArgs {
                                     // written by work items that cover a whole row (no split)
   int64_t max_logits_stride_token;  // max_logits[token * stride + head]
   int64_t num_slots;                // slot ids outside [0, num_slots) are skipped like -1
+  int32_t l2_prefetch_rows;         // sm90: the consumers prefetch tile i + 2's rows into L2 (1)
+  int32_t reserved;
 } MlaSparseArgs;
 
 #ifdef __cplusplus
