@@ -548,7 +548,11 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
 // at B=128 (H 16-128), with the previous tile's second half widened before or after the wait.
 // Correct (the sparse tests, memcheck and racecheck clean), two more barriers a tile. Nor a
 // per-warp vote that multiplies once where all of a warp's scales are >= 2^-14 (run 10):
-// 0.988-1.013x the time.
+// 0.988-1.013x the time. Nor (session 47, H200, logs/sm90_s47_2026-11-28 runs 1-3; patches there;
+// each correct and sanitizer-clean) a token's scales in its own row of block 3 so that tokens
+// widen independently: in 4-token units claimed by the producer's and the consumers' warps from
+// a per-stage counter (1.03-1.14x slower: a unit's latency, and the consumers' share lengthened
+// their chain), or each producer warp its own 16 tokens without named barriers (0.97-1.03x).
 #ifndef MLAW_SM90_DS_ONE_MUL
 #define MLAW_SM90_DS_ONE_MUL 0
 #endif
