@@ -87,8 +87,9 @@ def gather_l2_prefetch(device_name: str, fp8: bool) -> bool:
     (MlaSparseArgs.l2_prefetch_rows). On for an fp8 cache: its producer waits for its copies
     before it widens them. On for a 16-bit cache except on an H200, where the copies keep up from
     DRAM and the prefetch lengthened the scorer's chain (~3900 clocks a tile against ~3560;
-    sparse decode H=128 1.02-1.05x and prefill H=128 1.10x faster without it, session 47). On an
-    H100 it ran 1.06-1.2x faster with it (session 12). MLA_WRAPPER_GATHER_L2_PREFETCH=0 / 1
+    sparse decode H=128 1.02-1.07x and prefill H=128 1.10-1.14x faster without it, H=16 1.03-1.07x
+    at 32 tokens and 0.98-0.99x at 128, session 47). On an H100 it ran 1.06-1.2x faster with it
+    (session 12). The name test also matches a GH200. MLA_WRAPPER_GATHER_L2_PREFETCH=0 / 1
     overrides both."""
     return backends._env_switch(GATHER_L2_PREFETCH_ENV, fp8 or "H200" not in device_name)
 
