@@ -292,13 +292,13 @@ def main():
 
         err = error()
         ms = time_ms(fn, graph)
-        peer = {}
+        prefill_peer = {}
         pf = flashmla_prefill(q, kv, idx, heads) if mode == "prefill" else None
         if pf is not None:  # FlashMLA's sparse prefill on the same tensors
             pfn, pout = pf
             pfn()
-            peer = dict(flashmla_ms=round(time_ms(pfn, False), 4),
-                        flashmla_err=rel_error(pout()[:check], ref))
+            prefill_peer = dict(flashmla_ms=round(time_ms(pfn, False), 4),
+                                flashmla_err=rel_error(pout()[:check], ref))
         # the same tensors through each development build of the kernel
         impl = (w if mode == "decode" else _fwd_wrapper(q.device))._impl
         res = over_variants(impl, variants, lambda: (error(), round(time_ms(fn, graph), 4)))
@@ -319,13 +319,14 @@ def main():
                    sparse_ms=round(ms, 4), sparse_tflops=round(f / ms / 1e9, 1),
                    dense_ms=round(dms, 4), dense_tflops=round(f / dms / 1e9, 1),
                    ratio=round(dms / ms, 3), graph_replay=graph, rel_error=err,
-                   family=family, **fp8, **peer, **({"variant_ms": variant_ms, "variant_err": variant_err} if variants else {}))
+                   family=family, **fp8, **prefill_peer, **({"variant_ms": variant_ms, "variant_err": variant_err} if variants else {}))
         writer.write(rec)
         print(f"{mode:8} {heads:4} {tokens:6} {cache_tokens:7} {ms:10.4f} {rec['sparse_tflops']:8.1f} "
               f"{dms:9.4f} {rec['dense_tflops']:8.1f} {rec['ratio']:6.2f} {err:8.1e}")
-        if peer:
-            print(f"    FlashMLA sparse prefill: {peer['flashmla_ms']:.4f} ms ({peer['flashmla_ms'] / ms:.2f}x "
-                  f"ours), {f / peer['flashmla_ms'] / 1e9:.1f} TFLOP/s, err {peer['flashmla_err']:.1e}")
+        if prefill_peer:
+            pms = prefill_peer["flashmla_ms"]
+            print(f"    FlashMLA sparse prefill: {pms:.4f} ms ({pms / ms:.2f}x ours), "
+                  f"{f / pms / 1e9:.1f} TFLOP/s, err {prefill_peer['flashmla_err']:.1e}")
         if "ds_ms" in fp8:
             peer = (f", FlashMLA {fp8['flashmla_ds_ms']:.4f} ms ({fp8['flashmla_ds_ms'] / fp8['ds_ms']:.2f}x"
                     f" ours), err {fp8['flashmla_ds_err']:.1e}" if "flashmla_ds_ms" in fp8 else "")

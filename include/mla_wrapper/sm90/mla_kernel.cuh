@@ -1470,13 +1470,14 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
             // concurrent score GEMM grew 1408 -> 2110 clocks) or by the producer before its wait
             // for a free stage: 0.95-1.0x this placement (H100, logs/sm90_s13_h100_2026-11-25).
             // A slot is a page of one token: its rows start at slot x the page stride.
-            // Where the cache is 16-bit and the GPU an H200 the launcher turns it off
-            // (MlaSparseArgs.l2_prefetch_rows): there the copies keep up from DRAM, and the
-            // prefetch held the scorer ~400 clocks a tile between its score GEMM and the max
-            // barrier (H200 traces, tile 3900 clocks against 3560 without it; sparse decode
-            // H=128 1.02-1.05x, prefill H=128 1.10x without it, H=64 1.0-1.03x, B=1 equal;
-            // logs/sm90_s47_2026-11-28 run 7). An fp8 cache's producer waits for its copies
-            // before it widens them, so there the prefetch pays (session 46: 1.04-1.08x).
+            // Where the cache is 16-bit and the GPU an H200 the wrapper turns it off
+            // (MlaSparseArgs.l2_prefetch_rows, sparse.py gather_l2_prefetch): there the copies
+            // keep up from DRAM, and the prefetch held the scorer ~400 clocks a tile between its
+            // score GEMM and the max barrier (H200 traces, tile 3900 clocks against 3560 without
+            // it; sparse decode H=128 1.02-1.05x, prefill H=128 1.10x without it, H=64
+            // 1.0-1.03x, B=1 equal; logs/sm90_s47_2026-11-28 run 7). An fp8 cache's producer
+            // waits for its copies before it widens them: there it stays (run 9, fp8_ds_mla
+            // 1.01-1.05x faster with it, e4m3 0.99-1.01x).
             const int slot = kvm.checked(warp < 2 ? nx1_lo : nx1_hi);  // tile it + 2's
             if (kvm.a.l2_prefetch_rows && it + 2 < item.num_tiles && slot >= 0 &&
                 (kScoreTokens > 32 || warp < 2)) {
