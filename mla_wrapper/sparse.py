@@ -523,14 +523,17 @@ def flash_mla_sparse_fwd(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tenso
     w = _fwd_wrapper(device)
     w.plan(s_q, topk, h_q, float(sm_scale), q.dtype, kv_data_type=DS_MLA if fp8_rows else None,
            allow_split=False)
-    if fp8_rows:
-        w._run(q[..., :HEAD_DIM_CKV], q[..., HEAD_DIM_CKV:], kv[:, 0], None, indices,
-               topk_length, out, lse, True, max_logits)
-    else:
-        w._run(q[..., :HEAD_DIM_CKV], q[..., HEAD_DIM_CKV:], kv[..., :HEAD_DIM_CKV],
-               kv[..., HEAD_DIM_CKV:], indices, topk_length, out, lse, True, max_logits)
+    cache = kv[:, 0] if fp8_rows else kv
+    w._run(q[..., :HEAD_DIM_CKV], q[..., HEAD_DIM_CKV:], *_cache_pair(cache, fp8_rows), indices,
+           topk_length, out, lse, True, max_logits)
     _apply_sink(out, lse, attn_sink)
     return out, max_logits, lse
+
+
+def _cache_pair(cache: torch.Tensor, fp8_rows: bool):
+    """(ckv_cache, kpe_cache) for run(): a 16-bit [..., 576] cache's two column views, or
+    FlashMLA's fp8 rows and None (the rows hold the rope values)."""
+    return (cache, None) if fp8_rows else (cache[..., :HEAD_DIM_CKV], cache[..., HEAD_DIM_CKV:])
 
 
 def _apply_sink(out: torch.Tensor, lse: torch.Tensor, attn_sink) -> None:
@@ -678,13 +681,8 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     o3 = _rows_view("out", out, (T, h_q, HEAD_DIM_CKV))
     lse_rows = lse.view(T, h_q) if s_q == 1 else torch.empty((T, h_q), dtype=torch.float32,
                                                              device=q.device)
-    cache = k_cache[:, :, 0]
-    if is_fp8_kvcache:
-        w.run(q3[..., :HEAD_DIM_CKV], q3[..., HEAD_DIM_CKV:], cache, None, idx, topk_length,
-              o3, lse_rows)
-    else:
-        w.run(q3[..., :HEAD_DIM_CKV], q3[..., HEAD_DIM_CKV:], cache[..., :HEAD_DIM_CKV],
-              cache[..., HEAD_DIM_CKV:], idx, topk_length, o3, lse_rows)
+    w.run(q3[..., :HEAD_DIM_CKV], q3[..., HEAD_DIM_CKV:],
+          *_cache_pair(k_cache[:, :, 0], is_fp8_kvcache), idx, topk_length, o3, lse_rows)
     _apply_sink(o3, lse_rows, attn_sink)
     if s_q > 1:
         lse.copy_(lse_rows.view(b, s_q, h_q).transpose(1, 2))
