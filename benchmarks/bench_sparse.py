@@ -143,16 +143,23 @@ def fp8_row(ws, q, kv, idx, out, heads, tokens, graph, variants=()):
     return rec
 
 
-def flashmla_ds(rows, q, idx, heads, tokens):
-    """FlashMLA's sparse fp8 decode (sparse_decode_fwd) on the rows [slots, 656] as its
-    [blocks, 64, 1, 656] cache: (run, out), or None without its library. Its Hopper kernel takes
-    64 or 128 heads: fewer go in padded to 64 with zero rows, as vLLM does (out: the real heads)."""
+def flashmla_op(name, heads):
+    """FlashMLA's op `name` (harness.flashmla_ops), or None without its library, without that
+    op, or past its 128 heads."""
     try:
         from harness import flashmla_ops
         ops = flashmla_ops()
     except (FileNotFoundError, OSError, RuntimeError):
         return None
-    if heads > 128 or not hasattr(ops, "sparse_decode_fwd"):
+    return getattr(ops, name, None) if heads <= 128 else None
+
+
+def flashmla_ds(rows, q, idx, heads, tokens):
+    """FlashMLA's sparse fp8 decode (sparse_decode_fwd) on the rows [slots, 656] as its
+    [blocks, 64, 1, 656] cache: (run, out), or None without its library. Its Hopper kernel takes
+    64 or 128 heads: fewer go in padded to 64 with zero rows, as vLLM does (out: the real heads)."""
+    op = flashmla_op("sparse_decode_fwd", heads)
+    if op is None:
         return None
     padded = 64 if heads <= 64 else 128
     cache = rows.view(-1, 64, 1, sparse_specs.DS_MLA_ROW_BYTES)
@@ -163,9 +170,8 @@ def flashmla_ds(rows, q, idx, heads, tokens):
     sched = [None, None]  # (tile scheduler metadata, num_splits), made by the first call
 
     def run():
-        _, _, sched[0], sched[1] = ops.sparse_decode_fwd(q4, cache, idx3, None, None, sched[0],
-                                                         sched[1], None, None, None, 512,
-                                                         SM_SCALE, out)
+        _, _, sched[0], sched[1] = op(q4, cache, idx3, None, None, sched[0], sched[1], None,
+                                      None, None, 512, SM_SCALE, out)
 
     return run, out[:, 0, :heads]
 
@@ -175,12 +181,8 @@ def flashmla_prefill(q, kv, idx, heads):
     the same q [s_q, h, 576], kv [s_kv, 1, 576] and indices [s_q, 1, topk]: (run, out), or None
     without its library. Heads other than 64 / 128 go in padded to 128 with zero rows, as vLLM
     pads them (out: the real heads)."""
-    try:
-        from harness import flashmla_ops
-        ops = flashmla_ops()
-    except (FileNotFoundError, OSError, RuntimeError):
-        return None
-    if heads > 128 or not hasattr(ops, "sparse_prefill_fwd"):
+    op = flashmla_op("sparse_prefill_fwd", heads)
+    if op is None:
         return None
     padded = heads if heads in (64, 128) else 128
     qp = q
@@ -188,12 +190,12 @@ def flashmla_prefill(q, kv, idx, heads):
         qp = torch.zeros(q.shape[0], padded, 576, dtype=q.dtype, device=q.device)
         qp[:, :heads] = q
     # (vLLM 0.24's build: (q, kv, indices, sm_scale, d_v, attn_sink, topk_length[, out]))
-    nargs = len(ops.sparse_prefill_fwd.default._schema.arguments)
+    nargs = len(op.default._schema.arguments)
     extra = (None,) * (nargs - 5)
     res = [None]
 
     def run():
-        res[0] = ops.sparse_prefill_fwd(qp, kv, idx, SM_SCALE, 512, *extra)[0]
+        res[0] = op(qp, kv, idx, SM_SCALE, 512, *extra)[0]
         return res[0]
 
     run()
@@ -294,17 +296,15 @@ def main():
         ms = time_ms(fn, graph)
         prefill_peer = {}
         pf = flashmla_prefill(q, kv, idx, heads) if mode == "prefill" else None
-        if pf is not None:  # FlashMLA's sparse prefill on the same tensors
+        if pf is not None:  # FlashMLA's sparse prefill on the same tensors (run once already)
             pfn, pout = pf
-            pfn()
             prefill_peer = dict(flashmla_ms=round(time_ms(pfn, False), 4),
                                 flashmla_err=rel_error(pout()[:check], ref))
         # the same tensors through each development build of the kernel
-        impl = (w if mode == "decode" else _fwd_wrapper(q.device))._impl
-        res = over_variants(impl, variants, lambda: (error(), round(time_ms(fn, graph), 4)))
+        owner = w if mode == "decode" else _fwd_wrapper(q.device)  # (the wrapper fn runs)
+        res = over_variants(owner._impl, variants, lambda: (error(), round(time_ms(fn, graph), 4)))
         if args.trace and tokens >= 32:
-            trace_builds(w if mode == "decode" else _fwd_wrapper(q.device), fn,
-                         flag_sets(args.trace), f"{mode} H={heads} tokens={tokens}")
+            trace_builds(owner, fn, flag_sets(args.trace), f"{mode} H={heads} tokens={tokens}")
         variant_err = {flags: e for flags, (e, _) in res.items()}
         variant_ms = {flags: t for flags, (_, t) in res.items()}
         fp8 = {}

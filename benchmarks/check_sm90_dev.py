@@ -343,8 +343,9 @@ def print_trace(w, what):
         print(f"  cta {c}: {n} tiles, {(t[c, n - 1, 6] - t[c, 0, 1]) / max(n - 1, 1):.0f} clocks "
               f"a tile; " + " ".join(items))
     used = int((t[:, :, 1] != 0).sum(axis=1).min())  # every traced CTA has these tiles
-    t = t - t[:, :1, :1]
     sel = slice(2, used - 2)
+    widened = events > 28 and t[:, sel, 28].any()  # (before the rebase below turns 0 into < 0)
+    t = t - t[:, :1, :1]
     spans = [  # (name, from event, to event, tile offset of `to`)
         ("tile period (scorer full-wait to next)", 0, 0, 1),
         ("scorer: wait full", 0, 1, 0), ("scorer: S GEMM", 1, 2, 0),
@@ -359,7 +360,7 @@ def print_trace(w, what):
         ("producer issue -> scorer has tile", 15, 1, 0),
         ("scorer S done -> pv-wg PV done", 2, 13, 0),
     ]
-    if events > 28 and t[:, sel, 28].any():  # an e4m3 cache: its bytes' landing and widening
+    if widened:  # an e4m3 cache: its bytes' landing and widening
         spans += [
             ("e4m3: issue -> bytes landed", 15, 27, 0),
             ("e4m3: bytes landed -> widened", 27, 28, 0),
