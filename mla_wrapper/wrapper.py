@@ -49,6 +49,9 @@ def _host_int32(name: str, t) -> np.ndarray:
     if isinstance(t, np.ndarray):
         if t.dtype != np.int32:
             raise ValueError(f"{name}: expected dtype int32, got {t.dtype} (convert with .astype(np.int32))")
+        if t.ndim != 1:
+            raise ValueError(f"{name}: expected a 1-d array, got shape {t.shape} (pass .reshape(-1) "
+                             "if it holds one value per request)")
         return t
     check_tensor(name, t, dtypes=_INDEX_DTYPES, ndim=1)
     if t.device.type != "cpu":

@@ -804,6 +804,21 @@ def test_cpu_errors():
         BatchMLAPagedAttentionWrapper(torch.empty(16, dtype=torch.uint8))
 
 
+def test_host_index_arrays_must_be_one_dimensional():
+    # FlashInfer users have passed kv_len_arr as [B, 1, 1, 1] (flashinfer issue 4833): plan()
+    # names the argument instead of reading a multi-dimensional array as if it were flat.
+    import numpy as np
+
+    from mla_wrapper.wrapper import _host_int32
+
+    assert _host_int32("kv_len_arr", np.arange(4, dtype=np.int32)).shape == (4,)
+    for bad in (np.zeros((4, 1), np.int32), np.zeros((4, 1, 1, 1), np.int32)):
+        with pytest.raises(ValueError, match=r"kv_len_arr: expected a 1-d array.*reshape"):
+            _host_int32("kv_len_arr", bad)
+    with pytest.raises(ValueError, match="kv_len_arr: expected a 1-d tensor"):
+        _host_int32("kv_len_arr", torch.zeros(4, 1, dtype=torch.int32))
+
+
 def _dev(major, minor, smem=232448):
     return backends.DeviceInfo((major, minor), smem)
 
