@@ -30,7 +30,7 @@ INTERLEAVES = [1, 2, 16, 64]
 
 
 # ------------------------------------------------------------------------ sharding math
-@pytest.mark.parametrize("world_size,interleave", itertools.product(WORLD_SIZES, INTERLEAVES))
+@pytest.mark.parametrize("world_size,interleave", list(itertools.product(WORLD_SIZES, INTERLEAVES)))
 def test_every_token_on_exactly_one_rank(world_size, interleave):
     n = 3 * world_size * interleave + 5
     owner, local = cp.token_owner(torch.arange(n), world_size, interleave)
@@ -47,7 +47,7 @@ def test_every_token_on_exactly_one_rank(world_size, interleave):
     assert torch.equal(seen, torch.ones(n, dtype=torch.int64))
 
 
-@pytest.mark.parametrize("world_size,interleave", itertools.product(WORLD_SIZES, INTERLEAVES))
+@pytest.mark.parametrize("world_size,interleave", list(itertools.product(WORLD_SIZES, INTERLEAVES)))
 def test_local_lengths_add_up_ragged(world_size, interleave):
     g = torch.Generator().manual_seed(world_size * 100 + interleave)
     lens = torch.cat([torch.tensor([0, 1, interleave - 1, interleave, interleave + 1,
