@@ -537,16 +537,24 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
 }  // namespace mlaw
 
 #if MLAW_SM90_TRACE
+static void* g_trace_ptr() {
+  void* p = nullptr;
+  cudaGetSymbolAddress(&p, mlaw::sm90::g_trace);
+  return p;
+}
 // The development trace (mla_kernel.cuh): dims[0..2] = CTAs, tiles, events of the buffer; with
-// dst != NULL also copies it ([CTAs][tiles][events] clock64 values) to host memory. Returns a
-// cudaError_t.
+// dst != NULL also copies it ([CTAs][tiles][events] clock64 values) to host memory and clears
+// it, so that the next launch's trace holds no tiles of an earlier, longer one (session 48's
+// traces of later rows mixed in the first row's tiles). Returns a cudaError_t.
 extern "C" __attribute__((visibility("default"))) int mlaw_sm90_trace_read(
     unsigned long long* dst, int32_t* dims) {
   dims[0] = mlaw::sm90::kTraceCtas;
   dims[1] = mlaw::sm90::kTraceTiles;
   dims[2] = mlaw::sm90::kTraceEvents;
   if (dst == nullptr) return 0;
-  return cudaMemcpyFromSymbol(dst, mlaw::sm90::g_trace, sizeof(mlaw::sm90::g_trace));
+  int rc = cudaMemcpyFromSymbol(dst, mlaw::sm90::g_trace, sizeof(mlaw::sm90::g_trace));
+  if (rc == 0) rc = cudaMemset(g_trace_ptr(), 0, sizeof(mlaw::sm90::g_trace));
+  return rc;
 }
 // The CTA spans (mla_kernel.cuh): dims[0..1] = CTAs, events; with dst != NULL also copies them
 // ([CTAs][events]) to host memory and clears the buffer. Returns a cudaError_t.

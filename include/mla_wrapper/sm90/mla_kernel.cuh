@@ -161,7 +161,8 @@ namespace sm90 {
 
 // Development trace (-DMLAW_SM90_TRACE=1, check_sm90_dev.py --trace): thread 0 of each
 // warpgroup of the first kTraceCtas CTAs stores clock64() at the schedule's events of its
-// first kTraceTiles KV tiles; mlaw_sm90_trace_read (launcher.cuh) copies the buffer out.
+// first kTraceTiles KV tiles; mlaw_sm90_trace_read (launcher.cuh) copies the buffer out and
+// clears it.
 // Events 0-6 scorer, 7-13 P V warpgroup, 14-15 producer (per tile); 16-21 per work item, stored
 // with its first tile: Q load started (16 scorer, 17 P V warpgroup), Q landed (18), epilogue
 // row sums (20), rows staged (21), rows stored (19); a cluster pair's barrier passed (22) and
