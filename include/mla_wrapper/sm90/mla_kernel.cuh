@@ -554,12 +554,12 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
 // widen independently: in 4-token units claimed by the producer's and the consumers' warps from
 // a per-stage counter (1.03-1.14x slower: a unit's latency, and the consumers' share lengthened
 // their chain), or each producer warp its own 16 tokens without named barriers (0.97-1.03x).
-// Nor (session 48, logs/sm90_s48_2026-11-28) two phases of 16 loads in flight instead of these
-// four of 8 (80 producer registers): the widening took ~1940 clocks instead of ~2280, but the
-// concurrent score GEMM grew from ~1490 to ~2150 (1.007-1.039x the time); and a third KV stage
-// (probe over the Q tile) moved the copies a tile earlier but ran 0.99-1.06x the time. The
-// landing copies, the widening and the consumers' wgmma operands share the SM's shared memory,
-// which bounds this tile.
+// Nor (session 48, logs/sm90_s48_2026-11-28, ds_phases16.patch) two phases of 16 loads in
+// flight instead of these four of 8 (80 producer registers): at H=128 the widening took ~1950
+// clocks instead of ~2250-2390, but the concurrent score GEMM ~2150-2170 instead of ~1400
+// (1.007-1.039x the time); and a third KV stage (probe over the Q tile) moved the copies a tile
+// earlier but ran 0.99-1.06x the time. The landing copies, the widening and the consumers'
+// wgmma operands share the SM's shared memory, which bounds this tile.
 #ifndef MLAW_SM90_DS_ONE_MUL
 #define MLAW_SM90_DS_ONE_MUL 0
 #endif
