@@ -624,11 +624,19 @@ __device__ __forceinline__ void dequant_tile_ds(uint32_t stage, uint64_t* raw, u
     sc[m][3] = f16_scale_pair(__uint_as_float(f.w));
   }
   const uint32_t src0 = stage + kDsRawOffset + t * kRawRowBytes + c * 8;
-  const uint32_t dst0 = stage + t * kRowBytes + ((c ^ (t % 8)) << 4);
+  // An odd token's raw row lands with its two 64-byte halves swapped (the producer's copies;
+  // address bit 6 is the half's), so that a half-warp's two tokens (8 lanes each, 8 bytes a
+  // lane, rows 128 bytes apart) read different banks: without it each lds64 took two wavefronts
+  // per half-warp. H200 (session 48 run 7, A/B on the same tensors, twice): H=16 B=128 / B=1
+  // 1.017-1.021x / 1.014-1.021x faster, H=16 B=32, H=64 and H=128 0.99-1.006x; traces: tile
+  // 5496 -> 4935 clocks at H=16 B=128, 4742 -> 4491 at H=128 B=128.
+  const uint32_t flip = (t % 2) * kBlockCols;
   auto src = [&](int j) {  // (block b = j / 4 < 8: latent box b / 2, its columns from 64 (b % 2))
     const int b = j / 4, m = j % 4;
-    return src0 + (b / 2) * kRawBlockBytes + (b % 2) * kBlockCols + m * 16 * kRawRowBytes;
+    return (src0 + (b / 2) * kRawBlockBytes + (b % 2) * kBlockCols + m * 16 * kRawRowBytes) ^
+           flip;
   };
+  const uint32_t dst0 = stage + t * kRowBytes + ((c ^ (t % 8)) << 4);
   auto dst = [&](int j) { return dst0 + (j / 4) * kKvBlockBytes + (j % 4) * 16 * kRowBytes; };
 #pragma unroll
   for (int m = 0; m < 4; ++m) {  // this thread's rope chunks, in place (its own cp.async's)
@@ -908,7 +916,8 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           // its swizzled place in block 8) and, for chunk 0, the 4 scales)
           const char* src = reinterpret_cast<const char*>(ckv_row[p]);  // (+ 16 chunk)
           const uint32_t base = kv_smem + stage * kKvStageBytes;
-          const uint32_t dst = base + kDsRawOffset + j * kRawRowBytes + chunk * 16;
+          const uint32_t dst = base + kDsRawOffset + j * kRawRowBytes +
+                               ((chunk ^ ((j % 2) << 2)) << 4);  // (halves swapped: odd j)
           const bool valid = page[p] >= 0;
 #pragma unroll
           for (int b = 0; b < kRawLatentBoxes; ++b)
