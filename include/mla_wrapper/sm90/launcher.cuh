@@ -537,10 +537,12 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
 }  // namespace mlaw
 
 #if MLAW_SM90_TRACE
-static void* g_trace_ptr() {
+// Zeroes a development buffer (a __device__ array) after it has been read out.
+template <typename Buffer>
+static int clear_device_buffer(Buffer& buffer) {
   void* p = nullptr;
-  cudaGetSymbolAddress(&p, mlaw::sm90::g_trace);
-  return p;
+  const int rc = cudaGetSymbolAddress(&p, buffer);
+  return rc != 0 ? rc : cudaMemset(p, 0, sizeof(buffer));
 }
 // The development trace (mla_kernel.cuh): dims[0..2] = CTAs, tiles, events of the buffer; with
 // dst != NULL also copies it ([CTAs][tiles][events] clock64 values) to host memory and clears
@@ -552,9 +554,8 @@ extern "C" __attribute__((visibility("default"))) int mlaw_sm90_trace_read(
   dims[1] = mlaw::sm90::kTraceTiles;
   dims[2] = mlaw::sm90::kTraceEvents;
   if (dst == nullptr) return 0;
-  int rc = cudaMemcpyFromSymbol(dst, mlaw::sm90::g_trace, sizeof(mlaw::sm90::g_trace));
-  if (rc == 0) rc = cudaMemset(g_trace_ptr(), 0, sizeof(mlaw::sm90::g_trace));
-  return rc;
+  const int rc = cudaMemcpyFromSymbol(dst, mlaw::sm90::g_trace, sizeof(mlaw::sm90::g_trace));
+  return rc != 0 ? rc : clear_device_buffer(mlaw::sm90::g_trace);
 }
 // The CTA spans (mla_kernel.cuh): dims[0..1] = CTAs, events; with dst != NULL also copies them
 // ([CTAs][events]) to host memory and clears the buffer. Returns a cudaError_t.
@@ -563,9 +564,7 @@ extern "C" __attribute__((visibility("default"))) int mlaw_sm90_span_read(
   dims[0] = mlaw::sm90::kSpanCtas;
   dims[1] = mlaw::sm90::kSpanEvents;
   if (dst == nullptr) return 0;
-  int rc = cudaMemcpyFromSymbol(dst, mlaw::sm90::g_span, sizeof(mlaw::sm90::g_span));
-  static const unsigned long long zeros[mlaw::sm90::kSpanCtas * mlaw::sm90::kSpanEvents] = {};
-  if (rc == 0) rc = cudaMemcpyToSymbol(mlaw::sm90::g_span, zeros, sizeof(zeros));
-  return rc;
+  const int rc = cudaMemcpyFromSymbol(dst, mlaw::sm90::g_span, sizeof(mlaw::sm90::g_span));
+  return rc != 0 ? rc : clear_device_buffer(mlaw::sm90::g_span);
 }
 #endif
