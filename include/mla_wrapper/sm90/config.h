@@ -96,8 +96,9 @@ struct KvE4m3 {};
 // 656 bytes, 512 e4m3 latent values, 4 float32 scales (one per 128 values) and 64 bf16 rope
 // values. A tile lands by cp.async as: the latent in the e4m3 area's box layout, from
 // kDsRawOffset (the stage's 16-bit blocks 4-7; an odd token's 128-byte box rows with their
-// 64-byte halves swapped, for conflict-free reads in the widening); the scales as [64 tokens][4] floats just below
-// it (the end of block 3); the rope bf16 values straight into their swizzled place in block 8.
+// 64-byte halves swapped, for conflict-free reads in the widening); the scales as [64 tokens][4]
+// floats just below it (the end of block 3); the rope bf16 values straight into their swizzled
+// place in block 8.
 // The widening (mla_kernel.cuh dequant_tile_ds) multiplies each value by its scale in f16 and
 // converts the rope to f16 in place.
 struct KvDsMla {};
