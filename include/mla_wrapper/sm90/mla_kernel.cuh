@@ -458,12 +458,15 @@ constexpr bool kKvFirstShort = MLAW_SM90_KV_FIRST_SHORT != 0;
 #endif
 constexpr bool kKvFirstMultiTile = MLAW_SM90_KV_FIRST_MULTI_TILE != 0;
 // An e4m3 cache (TKv = KvE4m3): the producer widens each tile in place once its bytes have
-// landed (on `raw`): 16-byte chunk j of this thread (j = 0..35: column block j / 4, token
-// tid / 8 + 16 (j % 4), 8 columns from 8 (tid % 8)) is read as 8 bytes from the stage's e4m3
-// area (config.h kRawOffset) and written as 8 16-bit values to its swizzled place, then every
-// thread arrives on `full`. The values go over exactly (to f16: the GEMMs of an e4m3 cache run
-// in f16, q_to_f16); the cache's scales are folded into the score scale, the query's rope
-// columns and the output (launcher.cuh run). A block's 16-bit rows land only over e4m3 bytes
+// landed (on `raw`): each 16-byte chunk of the tile (8 columns of a token) is read as 8 bytes
+// from the stage's e4m3 area (config.h kRawOffset) and written as 8 16-bit values to its
+// swizzled place, then every thread arrives on `full`. A half-warp reads one token's 128-byte
+// row of a latent box (lanes 0-7 its first 64 columns, 8-15 the others: thread tid takes
+// column block 2 k + (tid / 8) % 2 of box k, tokens tid / 16 + 8 m, m = 0..7), and two
+// consecutive tokens' 64-byte rope rows: each 8-byte read one wavefront a half-warp. The
+// values go over exactly (to f16: the GEMMs of an e4m3 cache run in f16, q_to_f16); the cache's
+// scales are folded into the score scale, the query's rope columns and the output (launcher.cuh
+// run). A block's 16-bit rows land only over e4m3 bytes
 // that every thread has read (named barriers between the phases): 16-bit blocks 0-3 lie below
 // the e4m3 bytes, blocks 4-5 cover the sources of blocks 0-3 (latent boxes 0-1), block 6
 // those of 2-5, block 7 those of 4-7, block 8 (the rope columns) those of 6-7 and its own.
@@ -483,46 +486,50 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   if (tid < 32) mbar_wait(raw, parity);
   MLAW_TRACE(seq, 27);
   named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
-  const int c = tid % 8, t = tid / 8;
-  const uint32_t src0 = stage + kRawOffset + t * kRawRowBytes + c * 8;
-  const uint32_t dst0 = stage + t * kRowBytes + ((c ^ (t % 8)) << 4);
-  // (block b < 8: latent box b / 2, its 64 columns from 64 (b % 2); block 8: the rope's)
-  auto src = [&](int j) {
-    const int b = j / 4, m = j % 4;
-    return b < kColBlocks - 1
-               ? src0 + (b / 2) * kRawBlockBytes + (b % 2) * kBlockCols + m * 16 * kRawRowBytes
-               : stage + kRawOffset + kRawRopeOffset + (t + 16 * m) * kRawRopeRowBytes + c * 8;
-  };
-  auto dst = [&](int j) { return dst0 + (j / 4) * kKvBlockBytes + (j % 4) * 16 * kRowBytes; };
+  // Latent: box k's column block 2 k + h, tokens t + 8 m (a half-warp one 128-byte row; each
+  // token's swizzle is c ^ t, as t + 8 m = t mod 8). Rope: tokens tr + 16 m, tr = 2 t + h (a
+  // half-warp two consecutive 64-byte rows). Before session 49 a half-warp read the same half
+  // of two tokens' box rows, 128 bytes apart: two wavefronts. H200, A/B against that
+  // (logs/sm90_s49_2026-11-28 run 1): page 64 (TMA) 1.011-1.060x faster, page 1 (cp.async)
+  // 1.012-1.040x, B=1 0.98-1.01x; the gather mode's fp8 rows 1.006-1.03x; the widening of an
+  // H=16 B=128 tile 1872 -> 1636 clocks, the period 4104 -> 3943.
+  const int c = tid % 8, h = (tid / 8) % 2, t = tid / 16;
+  const uint32_t src0 = stage + kRawOffset + t * kRawRowBytes + h * kBlockCols + c * 8;
+  const uint32_t dst0 = stage + h * kKvBlockBytes + t * kRowBytes + ((c ^ t) << 4);
+  auto src = [&](int k, int m) { return src0 + k * kRawBlockBytes + m * 8 * kRawRowBytes; };
+  auto dst = [&](int k, int m) { return dst0 + 2 * k * kKvBlockBytes + m * 8 * kRowBytes; };
   // Eight loads of a thread in flight at a time (the asm's memory clobbers keep this order;
-  // 72 registers hold no more): the sources of blocks 0-1, their stores, of 2-3, their stores,
-  // of 4-5 | (every thread has read boxes 0-1) the stores of 4-5, the sources of 6-7 | (box 3
-  // read) the stores of 6-7, the rope's sources | (read) the rope's stores. (Four loads in
-  // flight and four barriers: ~2400 clocks a tile on the H200.)
+  // 72 registers hold no more): box 0, its stores (blocks 0-1), box 1, its stores (2-3), box 2
+  // | (every thread has read boxes 0-1) its stores (4-5), box 3 | (boxes 2-3 read) its stores
+  // (6-7), the rope's sources | (read) the rope's stores. (Four loads in flight and four
+  // barriers: ~2400 clocks a tile on the H200.)
   uint2 r[8];
-  auto load8 = [&](int j0) {
+  auto load8 = [&](int k) {
 #pragma unroll
-    for (int j = 0; j < 8; ++j) r[j] = lds64(src(j0 + j));
+    for (int m = 0; m < 8; ++m) r[m] = lds64(src(k, m));
   };
-  auto store8 = [&](int j0) {
+  auto store8 = [&](int k) {
 #pragma unroll
-    for (int j = 0; j < 8; ++j) sts128(dst(j0 + j), widen_e4m3x8(r[j]));
+    for (int m = 0; m < 8; ++m) sts128(dst(k, m), widen_e4m3x8(r[m]));
   };
   load8(0);
   store8(0);
-  load8(8);
-  store8(8);
-  load8(16);
+  load8(1);
+  store8(1);
+  load8(2);
   named_barrier(kBarWiden, kProducerThreads);  // boxes 0-1 read by every thread
-  store8(16);
-  load8(24);
+  store8(2);
+  load8(3);
   named_barrier(kBarWiden, kProducerThreads);  // boxes 2-3 read
-  store8(24);
+  store8(3);
+  const int tr = 2 * t + h;  // (the rope's 64-byte rows: src0's offset t 128 + h 64 is tr 64)
 #pragma unroll
-  for (int j = 0; j < 4; ++j) r[j] = lds64(src(32 + j));
+  for (int m = 0; m < 4; ++m) r[m] = lds64(src0 + kRawRopeOffset + m * 16 * kRawRopeRowBytes);
   named_barrier(kBarWiden, kProducerThreads);  // the rope block read
+  const uint32_t rope0 = stage + (kColBlocks - 1) * kKvBlockBytes + tr * kRowBytes +
+                         ((c ^ (tr % 8)) << 4);
 #pragma unroll
-  for (int j = 0; j < 4; ++j) sts128(dst(32 + j), widen_e4m3x8(r[j]));
+  for (int m = 0; m < 4; ++m) sts128(rope0 + m * 16 * kRowBytes, widen_e4m3x8(r[m]));
   // (before the arrival: the consumers' wgmma reads and the stage's next TMA writes are
   // async-proxy accesses)
   fence_proxy_async();
