@@ -186,8 +186,7 @@ class BatchSparseMLAWrapper:
             raise ValueError(f"max_num_tokens: use_cuda_graph=True needs the token capacity (an "
                              f"int >= 1), got {max_num_tokens!r}")
         self.device = float_workspace_buffer.device
-        self._device_index = self.device.index if self.device.index is not None \
-            else torch.cuda.current_device()
+        self._device_index = _device_index(self.device)
         self._float_ws = float_workspace_buffer
         self._float_ws_bytes = float_workspace_buffer.numel() * float_workspace_buffer.element_size()
         self._graph_capacity = int(max_num_tokens) if use_cuda_graph else None

@@ -466,10 +466,10 @@ constexpr bool kKvFirstMultiTile = MLAW_SM90_KV_FIRST_MULTI_TILE != 0;
 // consecutive tokens' 64-byte rope rows: each 8-byte read one wavefront a half-warp. The
 // values go over exactly (to f16: the GEMMs of an e4m3 cache run in f16, q_to_f16); the cache's
 // scales are folded into the score scale, the query's rope columns and the output (launcher.cuh
-// run). A block's 16-bit rows land only over e4m3 bytes
-// that every thread has read (named barriers between the phases): 16-bit blocks 0-3 lie below
-// the e4m3 bytes, blocks 4-5 cover the sources of blocks 0-3 (latent boxes 0-1), block 6
-// those of 2-5, block 7 those of 4-7, block 8 (the rope columns) those of 6-7 and its own.
+// run). A block's 16-bit rows land only over e4m3 bytes that every thread has read (named
+// barriers between the phases): 16-bit blocks 0-3 lie below the e4m3 bytes, blocks 4-5 cover
+// the sources of blocks 0-3 (latent boxes 0-1), block 6 those of 2-5, block 7 those of 4-7,
+// block 8 (the rope columns) those of 6-7 and its own.
 constexpr int kBarWiden = 9;  // producer named barrier (128 threads): dequant_tile's phases
 __device__ __forceinline__ uint2 lds64(uint32_t addr) {
   uint2 v;
