@@ -112,6 +112,8 @@ def main():
                     "print its per-tile phase times")
     ap.add_argument("--flush", choices=("dirty", "clean"), default="dirty",
                     help="A/B timing: L2 flush between calls (harness.bench_ms)")
+    ap.add_argument("--ab-dtype", choices=("bf16", "fp16"), default="bf16",
+                    help="A/B timing: the query's element type")
     ap.add_argument("--warm-code", action="store_true",
                     help="--spans --cold: after the flush, a tiny run of another plan (132 CTAs "
                     "of one tile) puts the kernel's code back in L2 before the traced run")
@@ -220,7 +222,7 @@ def main():
     print("checks skipped (--ab-only)" if args.ab_only else f"{bad} bad of {len(cases)}")
     if args.variant and not bad:
         ab_timing(args.backend, args.variant, ws, args.page, args.ab_cases, args.flush,
-                  args.preceded, args.fp8)
+                  args.preceded, args.fp8, args.ab_dtype)
     sys.exit(1 if bad else 0)
 
 
@@ -579,11 +581,12 @@ def planner_cost_variant(variant):
 
 
 def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preceded=False,
-              fp8=False):
+              fp8=False, dtype="bf16"):
     """Median times (L2 flushed) of the default and the variant build on the same tensors, each
     the mean of two measurements taken in the order default, variant, variant, default.
     preceded: each timed call (and graph) is the query rows written by a copy kernel, as a
-    model's projection writes them, then run(). fp8: over an e4m3 copy of the cache."""
+    model's projection writes them, then run(). fp8: over an e4m3 copy of the cache. dtype:
+    the query's element type ('bf16' or 'fp16')."""
     from bench_decode import case_lens
     from harness import bench_graph_us, bench_ms
 
@@ -602,7 +605,8 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
     for h, batch, length, *qo in AB_CASES[cases]:  # (H, B, L[, qo_len: causal])
         qo = qo[0] if qo else 1
         lens = case_lens(batch, length, qo, torch.Generator(device="cpu").manual_seed(0)).tolist()
-        b = make_batch(lens, qo, h, page, torch.bfloat16)
+        q_dtype = torch.float16 if dtype == "fp16" else torch.bfloat16
+        b = make_batch(lens, qo, h, page, q_dtype)
         ckv, kpe, scales = run_cache(b, fp8)
         fns = []
         for flags in ("", variant):
@@ -613,7 +617,7 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
                 planner._MODULE = other_planner
             try:
                 w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64,
-                       page, qo > 1, SM_SCALE, torch.bfloat16, ckv.dtype)
+                       page, qo > 1, SM_SCALE, q_dtype, ckv.dtype)
             finally:
                 sm90.planner_cost = default_cost
                 planner._MODULE = default_planner

@@ -1093,7 +1093,15 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 // of non-negative values is theirs) over the quad by shuffles and over the two warpgroups
 // through `red` ([2][64] floats, red_sum: free until the epilogue), then each chunk scaled and
 // stored. sl: each row's score scale (scale_log2) over its power of two. Rows past valid_rows
-// stay as they are (their scores are masked) with the plain score scale. Measured at B=1 on the
+// stay as they are (their scores are masked) with the plain score scale. Fast path (session
+// 50): where each thread's largest |value| of each of its valid rows (rope values times
+// rope_scale) lies in [2^-4, 2^15), so that every row's values fit f16 as they are (rounded
+// only below 2^-17, i.e. 2^-13 of the row's largest), one barrier that ANDs that over both
+// warpgroups replaces the maxima's exchange, and the values go over without a power of two
+// (an f16 query's latent columns are not touched). H200 A/B against the exchange on every tile
+// (logs/sm90_s50_2026-11-28 run 1, same tensors): B=1 1.02-1.07x faster (CUDA graphs 1.0-1.04x
+// with bf16 queries, 1.03-1.06x with fp16), CTAs of many items 1.002-1.022x, other rows equal.
+// Measured at B=1 on the
 // H200 (clocks from Q landed to converted): reading the tile twice, four and three loads in
 // flight, ~4300 (H=128) and ~3800 (H=16); loading once with all 18 in flight ~3600 and ~3000,
 // the launch 1.02-1.05x faster (logs/sm90_s44_2026-11-28 run 1; reading twice with 18 in
@@ -1108,6 +1116,9 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 // delayed Q's landing by ~3300 clocks and ran B=1 1.04-1.07x slower (logs/sm90_s43_2026-11-28
 // run 10).
 constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): q_to_f16's phases
+// The fast path's bounds on each thread's row maxima (see above).
+constexpr float kQF16FastMin = 0.0625f;   // 2^-4
+constexpr float kQF16FastMax = 32768.f;   // 2^15
 template <typename T>
 __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&rows)[2],
                                          int valid_rows, float rope_scale, float scale_log2,
@@ -1132,46 +1143,75 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
 #pragma unroll
     for (int b = 0; b < kColBlocks; ++b) c[r][b] = valid[r] ? *chunk(rows[r], b) : uint4{};
   float mx[2];
+  bool fast = true;  // this thread's valid rows' values fit f16 as they are
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     uint32_t m = 0;  // the latent's
 #pragma unroll
     for (int b = 0; b < kColBlocks - 1; ++b) m = max_abs(m, c[r][b]);
     mx[r] = fmaxf(to_float(m), to_float(max_abs(0u, c[r][kColBlocks - 1])) * rope_scale);
+    // (false for a NaN maximum)
+    fast = fast && (!valid[r] || (mx[r] >= kQF16FastMin && mx[r] < kQF16FastMax));
   }
+  if (named_barrier_and(kBarQF16, kConsumerThreads, fast)) {
+    // Every valid row's values as they are (no power of two): the latent's unchanged for an f16
+    // query, the rope columns times rope_scale.
+    sl[0] = sl[1] = scale_log2;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-  }
-  if (lane % 4 == 0) {
-    red[g * kRowsPerTile + rows[0]] = mx[0];
-    red[g * kRowsPerTile + rows[1]] = mx[1];
-  }
-  named_barrier(kBarQF16, kConsumerThreads);  // both warpgroups' row maxima in red
+    for (int r = 0; r < 2; ++r) {
+      if (valid[r]) {
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = rows[r];
-    const float m = fmaxf(mx[r], red[(1 - g) * kRowsPerTile + row]);
-    // 2^k with m 2^k in [2^14, 2^15): k = 14 - (m's exponent); 1 for a zero, subnormal or
-    // non-finite maximum (a NaN's magnitude bits are the largest: so is its exponent)
-    const int e = int(__float_as_uint(m) >> 23) & 0xff;  // biased exponent (m >= 0)
-    const int k = e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
-    const float pow2 = __uint_as_float(uint32_t(127 + k) << 23);
-    sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
-    if (valid[r]) {
+        for (int b = 0; b < kColBlocks; ++b) {
+          const bool rope = b == kColBlocks - 1;
+          if (std::is_same<T, __half>::value && !rope) continue;
+          const uint4 v = c[r][b];
+          const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+          uint32_t h[4];
 #pragma unroll
-      for (int b = 0; b < kColBlocks; ++b) {
-        const uint4 v = c[r][b];
-        const float f = b == kColBlocks - 1 ? pow2 * rope_scale : pow2;
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-        uint32_t h[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float2 x = ElementTraits<T>::unpack(w[i]);
-          h[i] = ElementTraits<__half>::pack(x.x * f, x.y * f);
+          for (int i = 0; i < 4; ++i) {
+            const float2 x = ElementTraits<T>::unpack(w[i]);
+            h[i] = rope ? ElementTraits<__half>::pack(x.x * rope_scale, x.y * rope_scale)
+                        : ElementTraits<__half>::pack(x.x, x.y);
+          }
+          *chunk(rows[r], b) = make_uint4(h[0], h[1], h[2], h[3]);
         }
-        *chunk(row, b) = make_uint4(h[0], h[1], h[2], h[3]);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    }
+    if (lane % 4 == 0) {
+      red[g * kRowsPerTile + rows[0]] = mx[0];
+      red[g * kRowsPerTile + rows[1]] = mx[1];
+    }
+    named_barrier(kBarQF16, kConsumerThreads);  // both warpgroups' row maxima in red
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = rows[r];
+      const float m = fmaxf(mx[r], red[(1 - g) * kRowsPerTile + row]);
+      // 2^k with m 2^k in [2^14, 2^15): k = 14 - (m's exponent); 1 for a zero, subnormal or
+      // non-finite maximum (a NaN's magnitude bits are the largest: so is its exponent)
+      const int e = int(__float_as_uint(m) >> 23) & 0xff;  // biased exponent (m >= 0)
+      const int k = e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
+      const float pow2 = __uint_as_float(uint32_t(127 + k) << 23);
+      sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
+      if (valid[r]) {
+#pragma unroll
+        for (int b = 0; b < kColBlocks; ++b) {
+          const uint4 v = c[r][b];
+          const float f = b == kColBlocks - 1 ? pow2 * rope_scale : pow2;
+          const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+          uint32_t h[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const float2 x = ElementTraits<T>::unpack(w[i]);
+            h[i] = ElementTraits<__half>::pack(x.x * f, x.y * f);
+          }
+          *chunk(row, b) = make_uint4(h[0], h[1], h[2], h[3]);
+        }
       }
     }
   }

@@ -172,6 +172,16 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
+// Named barrier that also ANDs a predicate over its threads: true when every thread's `pred` was.
+__device__ __forceinline__ bool named_barrier_and(int id, int threads, bool pred) {
+  uint32_t all;
+  asm volatile("{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nbar.red.and.pred q, %2, %3, p;\n"
+               "selp.u32 %0, 1, 0, q;\n}\n"
+               : "=r"(all)
+               : "r"(uint32_t(pred)), "r"(id), "r"(threads)
+               : "memory");
+  return all != 0;
+}
 
 __device__ __forceinline__ uint64_t evict_first_policy() {
   uint64_t policy;
