@@ -290,9 +290,10 @@ def test_fp8_query_rows_far_apart_in_magnitude(workspace, poison, dtype):
 def test_fp8_query_rows_near_the_unscaled_paths_bounds(workspace, poison, dtype, factor):
     """q_to_f16 takes a tile's rows as they are when each consumer thread's largest |value| of
     each of its rows lies in [2^-4, 2^15), else each row times a power of two: every head
-    scaled by 2^12 (largest values ~2^13.5: as they are, near the top), 2^-3 (~2^-1.5: as they
-    are, values below 2^-17 rounded) or 2^-5 (around 2^-4: tiles on both sides), the cache
-    scaled by 1 / factor (equal scales: the rope times 1) to keep the scores moderate."""
+    scaled by 2^12 (a thread's largest values ~2^13.5: as they are, near the top), 2^-3
+    (~2^-1.5: as they are, values below 2^-17 rounded) or 2^-5 (~2^-3.5, but nearly every tile
+    has a thread below 2^-4: the powers of two), the cache scaled by 1 / factor (equal scales:
+    the rope times 1) to keep the scores moderate."""
     b = make_fp8_batch([700, 64, 1, 2500], 1, 128, 64, DTYPES[dtype], seed=29,
                        ckv_scale=0.37 / factor, kpe_scale=0.37 / factor)
     scale_query_heads(b, [factor])
