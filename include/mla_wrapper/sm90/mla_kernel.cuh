@@ -113,8 +113,9 @@
 // stage, on the stage's `raw` mbarrier; the producer waits for them and widens them in place
 // to f16 in the swizzled layout (one cvt a pair, exact; named barriers between the phases),
 // then arrives on `full`. Both GEMMs run in f16 whatever the query's element: the consumers
-// convert each item's Q tile in place to f16, each row times a power of two (its rope columns
-// first times kpe_scale / ckv_scale), and write P in f16; the cache's scales fold into the
+// convert each item's Q tile in place to f16 (its rope columns first times kpe_scale /
+// ckv_scale), as it is where its rows fit f16, else each row times a power of two (q_to_f16),
+// and write P in f16; the cache's scales fold into the
 // score scale (per row, over its power of two) and the output (launcher.cuh run). The ring and
 // the plan are the 16-bit kernel's. A tile is widened just before the producer waits for the
 // next free stage, so the next tile's loads go out only after it; that tile's TMA boxes are
@@ -129,7 +130,7 @@
 // logs/sm90_s43_2026-11-28, H200, A/B against that build on the same tensors): compute rows
 // 1.09-1.10x faster, memory and middle rows 1.07-1.08x, B=1 0.92-0.96x from a CUDA graph (the
 // Q conversion, ~4300 clocks an item then, ~3300 since session 44, outlasts the first tile's
-// widening there); period 4040,
+// widening there; ~2800 at H=128 since session 50, ending before it); period 4040,
 // widening 1930-2100 clocks (eight loads of a thread in flight, three barriers). Not kept: an
 // mbarrier per TMA box (0.96-0.97x), a widening by bit moves (slower), the next tile's boxes
 // issued between the widening's phases (0.93-0.97x), Q converted by the scorer alone or with
