@@ -1,4 +1,5 @@
-"""The one validation helper: checks that raise ValueError naming the argument and the fix."""
+"""The one validation helper: checks that raise ValueError naming the argument and the fix, and
+the small argument helpers the entry points share (dtype names, a device's index)."""
 from __future__ import annotations
 
 import operator
@@ -17,6 +18,11 @@ def dtype_name(dtype: torch.dtype) -> str:
         return DTYPE_NAMES[dtype]
     except KeyError:
         raise ValueError(f"unsupported dtype {dtype}") from None
+
+
+def device_index(device: torch.device) -> int:
+    """The CUDA index of ``device`` (the current device for a bare ``cuda``)."""
+    return device.index if device.index is not None else torch.cuda.current_device()
 
 
 def check_tensor(name: str, t, *, dtypes: Optional[Iterable[torch.dtype]] = None,

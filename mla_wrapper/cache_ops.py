@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from . import sparse_specs as _specs
-from ._validate import check_int, check_tensor
+from ._validate import check_int, check_tensor, device_index
 
 _MODULES: dict[int, object] = {}
 _FP8_BYTES = (torch.uint8, torch.float8_e4m3fn, torch.float8_e5m2)
@@ -35,7 +35,7 @@ _DS_MLA_DST = 576   # 512 latent + 64 rope values
 
 
 def _module(device: torch.device):
-    index = device.index if device.index is not None else torch.cuda.current_device()
+    index = device_index(device)
     mod = _MODULES.get(index)
     if mod is None:
         from .jit import load  # noqa: PLC0415

@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from . import backends, sparse_specs
-from ._validate import check_tensor
+from ._validate import check_tensor, device_index
 from .backends import sm80
 from .backends.planned import PlannedKernel, _pack_args, apply_kv_scales
 from .cache_ops import cp_gather_cache, gather_and_maybe_dequant_cache  # noqa: F401 (re-export)
@@ -186,7 +186,7 @@ class BatchSparseMLAWrapper:
             raise ValueError(f"max_num_tokens: use_cuda_graph=True needs the token capacity (an "
                              f"int >= 1), got {max_num_tokens!r}")
         self.device = float_workspace_buffer.device
-        self._device_index = _device_index(self.device)
+        self._device_index = device_index(self.device)
         self._float_ws = float_workspace_buffer
         self._float_ws_bytes = float_workspace_buffer.numel() * float_workspace_buffer.element_size()
         self._graph_capacity = int(max_num_tokens) if use_cuda_graph else None
@@ -444,10 +444,6 @@ def _host_lens(topk_length, num_tokens: int) -> np.ndarray:
 _FWD_WRAPPERS: dict[tuple, BatchSparseMLAWrapper] = {}
 
 
-def _device_index(device: torch.device) -> int:
-    return device.index if device.index is not None else torch.cuda.current_device()
-
-
 def _new_float_workspace(index: int) -> torch.Tensor:
     """A float workspace for the function entry points' cached wrappers on GPU ``index``: a
     whole GPU's split-KV partials (its size does not depend on the batch)."""
@@ -460,7 +456,7 @@ def _new_float_workspace(index: int) -> torch.Tensor:
 
 
 def _fwd_wrapper(device: torch.device) -> BatchSparseMLAWrapper:
-    index = _device_index(device)
+    index = device_index(device)
     # (keyed with sm90_disabled: the family a new wrapper picks follows MLA_WRAPPER_SM90)
     key = (index, backends.sm90_disabled())
     w = _FWD_WRAPPERS.get(key)
@@ -674,7 +670,7 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     kv = DS_MLA if is_fp8_kvcache else q.dtype
     # (sm90_disabled: the family a new wrapper would pick, so a switch of MLA_WRAPPER_SM90
     # gets its own plans)
-    w = _decode_wrapper((_device_index(q.device), T, topk, h_q, q.dtype, kv, sm_scale,
+    w = _decode_wrapper((device_index(q.device), T, topk, h_q, q.dtype, kv, sm_scale,
                          backends.sm90_disabled()))
     q3 = _rows_view("q", q, (T, h_q, HEAD_DIM_QK))
     o3 = _rows_view("out", out, (T, h_q, HEAD_DIM_CKV))

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from . import backends
-from ._validate import check_tensor
+from ._validate import check_tensor, device_index
 from .backends.planned import apply_kv_scales
 
 HEAD_DIM_CKV = 512
@@ -98,7 +98,7 @@ class BatchMLAPagedAttentionWrapper:
         if not float_workspace_buffer.is_contiguous():
             raise ValueError("float_workspace_buffer: must be contiguous")
         self.device = float_workspace_buffer.device
-        self._device_index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+        self._device_index = device_index(self.device)
         self._float_ws = float_workspace_buffer
         self._float_ws_bytes = float_workspace_buffer.numel() * float_workspace_buffer.element_size()
         self._backend_request = backend
