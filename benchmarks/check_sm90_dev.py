@@ -13,7 +13,8 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
       (--variant "lib:path/{dt}.so": a library built elsewhere, e.g. another schedule;
       --variant "cost:split_per_row=1,...": the same kernel planned with another cost model,
       with --ab-cases cuts: ragged and cut batches; --variant "planner:path/lib.so": the same
-      kernel planned by another build of the planner library)
+      kernel planned by another build of the planner library; --fp8: over an e4m3 copy of the
+      cache; --ab-dtype fp16: the A/B with fp16 queries)
     python benchmarks/check_sm90_dev.py --power H B L [--variant ...]  # each kernel (sm90, the
       variant, fi_fa3, flashmla) back to back for a few seconds while nvidia-smi samples the SM clock, power
       and throttle reasons: time per call next to the clock it ran at (the second round's rows
