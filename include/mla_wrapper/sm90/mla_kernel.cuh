@@ -1137,6 +1137,18 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
   auto to_float = [](uint32_t m) {  // the larger magnitude of a word's two, as a float
     return ElementTraits<T>::unpack(max(m & 0xffffu, m >> 16)).x;
   };
+  // chunk v of block b of a row to f16 (its values times f where `scaled`), stored in place
+  auto store_f16 = [&](int row, int b, const uint4& v, bool scaled, float f) {
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    uint32_t h[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 x = ElementTraits<T>::unpack(w[i]);
+      h[i] = scaled ? ElementTraits<__half>::pack(x.x * f, x.y * f)
+                    : ElementTraits<__half>::pack(x.x, x.y);
+    }
+    *chunk(row, b) = make_uint4(h[0], h[1], h[2], h[3]);
+  };
   const bool valid[2] = {rows[0] < valid_rows, rows[1] < valid_rows};
   uint4 c[2][kColBlocks];
 #pragma unroll
@@ -1165,16 +1177,7 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
         for (int b = 0; b < kColBlocks; ++b) {
           const bool rope = b == kColBlocks - 1;
           if (std::is_same<T, __half>::value && !rope) continue;
-          const uint4 v = c[r][b];
-          const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-          uint32_t h[4];
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const float2 x = ElementTraits<T>::unpack(w[i]);
-            h[i] = rope ? ElementTraits<__half>::pack(x.x * rope_scale, x.y * rope_scale)
-                        : ElementTraits<__half>::pack(x.x, x.y);
-          }
-          *chunk(rows[r], b) = make_uint4(h[0], h[1], h[2], h[3]);
+          store_f16(rows[r], b, c[r][b], rope, rope_scale);
         }
       }
     }
@@ -1202,16 +1205,7 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
       if (valid[r]) {
 #pragma unroll
         for (int b = 0; b < kColBlocks; ++b) {
-          const uint4 v = c[r][b];
-          const float f = b == kColBlocks - 1 ? pow2 * rope_scale : pow2;
-          const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-          uint32_t h[4];
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const float2 x = ElementTraits<T>::unpack(w[i]);
-            h[i] = ElementTraits<__half>::pack(x.x * f, x.y * f);
-          }
-          *chunk(row, b) = make_uint4(h[0], h[1], h[2], h[3]);
+          store_f16(row, b, c[r][b], true, b == kColBlocks - 1 ? pow2 * rope_scale : pow2);
         }
       }
     }
