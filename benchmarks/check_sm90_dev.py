@@ -33,7 +33,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # (harness, bench_decode)
 from bench_decode import DATA  # noqa: E402
-from test_wrapper import make_batch  # noqa: E402
+from test_wrapper import DTYPES, make_batch  # noqa: E402
 
 from mla_wrapper import BatchMLAPagedAttentionWrapper  # noqa: E402
 from mla_wrapper.reference import mla_attention, rel_error  # noqa: E402
@@ -113,7 +113,7 @@ def main():
                     "print its per-tile phase times")
     ap.add_argument("--flush", choices=("dirty", "clean"), default="dirty",
                     help="A/B timing: L2 flush between calls (harness.bench_ms)")
-    ap.add_argument("--ab-dtype", choices=("bf16", "fp16"), default="bf16",
+    ap.add_argument("--ab-dtype", choices=tuple(DTYPES), default="bf16",
                     help="A/B timing: the query's element type")
     ap.add_argument("--warm-code", action="store_true",
                     help="--spans --cold: after the flush, a tiny run of another plan (132 CTAs "
@@ -603,10 +603,10 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
         from mla_wrapper.jit.load import KernelModule
 
         other_planner = KernelModule(planner.planner_spec(), Path(variant[len("planner:"):]))
+    q_dtype = DTYPES[dtype]
     for h, batch, length, *qo in AB_CASES[cases]:  # (H, B, L[, qo_len: causal])
         qo = qo[0] if qo else 1
         lens = case_lens(batch, length, qo, torch.Generator(device="cpu").manual_seed(0)).tolist()
-        q_dtype = torch.float16 if dtype == "fp16" else torch.bfloat16
         b = make_batch(lens, qo, h, page, q_dtype)
         ckv, kpe, scales = run_cache(b, fp8)
         fns = []
