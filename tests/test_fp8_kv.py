@@ -304,18 +304,41 @@ def test_fp8_query_rows_near_the_unscaled_paths_bounds(workspace, poison, dtype,
 @pytest.mark.parametrize("heads,qo_len,num_reqs,dtype", [
     (1, 1, 3, "bf16"), (2, 1, 3, "fp16"), (3, 1, 3, "bf16"), (4, 1, 2, "bf16"),
     (5, 1, 3, "fp16"), (1, 4, 2, "bf16"), (9, 1, 3, "bf16"), (8, 3, 2, "fp16"),
-    (17, 1, 2, "bf16"), (32, 1, 3, "fp16"), (33, 1, 2, "bf16"), (16, 1, 300, "bf16")])
+    (17, 1, 2, "bf16"), (32, 1, 3, "fp16"), (33, 1, 2, "bf16"), (16, 1, 300, "bf16"),
+    (8, 1, 3, "bf16"), (8, 2, 3, "fp16"), (16, 1, 3, "fp16"), (16, 2, 3, "bf16")])
 def test_fp8_few_query_rows(workspace, poison, heads, qo_len, num_reqs, dtype):
     """Tiles of 1-33 valid rows (q_to_f16 converts only the valid rows; row maxima meet across
     the two consumer warpgroups), query rows 2^-10 to 2^12 apart (fp16: 2^9) and rope columns
     times kpe / ckv = 3, so that a row scaled by another row's power of two would show (the
     largest rows' scores have a standard deviation of ~4: not one-hot); 300 requests: CTAs of
-    several items (the early-Q instance)."""
+    several items (the early-Q instance at 32 heads and more). 8 and 16 heads run the narrow
+    instance (mma.sync over rows 0-15, each row's scale read back from the other rows'
+    threads): 8 or 16 valid rows on it, causal MTP rows of 8 heads x 2 tokens on it, and 16 x 2
+    (32 rows) on its wgmma path."""
     lens = ([1, 700, 64, 2500] * 75)[:num_reqs]
     b = make_fp8_batch(lens, qo_len, heads, 64, DTYPES[dtype], seed=heads * 10 + qo_len,
                        ckv_scale=2.0 ** -12, kpe_scale=3 * 2.0 ** -12)
     big = 2.0 ** 12 if dtype == "bf16" else 2.0 ** 9
     scale_query_heads(b, [big, 2.0 ** -10, 1.0, 2.0 ** 5])
+    plan_run_check(new_wrapper(workspace, backend="sm90"), b, qo_len > 1, poison)
+
+
+@hopper
+@pytest.mark.parametrize("heads,qo_len,dtype,scaled", [
+    (16, 1, "bf16", False), (16, 1, "fp16", True), (8, 2, "bf16", True), (8, 1, "fp16", False),
+    (16, 2, "bf16", True)])
+def test_fp8_narrow_instance(workspace, poison, heads, qo_len, dtype, scaled):
+    """8 and 16 heads run the e4m3 kernel's narrow instance: its items of >= 8 kv tiles and <= 16
+    valid rows on mma.sync over rows 0-15 (long requests: items of 8-16 tiles and more), shorter
+    items and 32-row MTP tiles (16 x 2) on its wgmma path; causal MTP rows (8 x 2) on the
+    narrow path; with `scaled`, query rows 2^-10 to 2^12 apart (fp16: 2^9), so that each row
+    needs its own power of two, which the narrow path reads back for rows 0-15."""
+    b = make_fp8_batch([9000, 4500, 600, 0, 1], qo_len, heads, 64, DTYPES[dtype],
+                       seed=heads * 7 + qo_len, ckv_scale=2.0 ** -12 if scaled else 0.37,
+                       kpe_scale=3 * 2.0 ** -12 if scaled else 1.9)
+    if scaled:
+        big = 2.0 ** 12 if dtype == "bf16" else 2.0 ** 9
+        scale_query_heads(b, [big, 2.0 ** -10, 1.0, 2.0 ** 5])
     plan_run_check(new_wrapper(workspace, backend="sm90"), b, qo_len > 1, poison)
 
 

@@ -410,6 +410,16 @@ inline bool early_q_for(const MlaPlan& plan, const MlaRunArgs& a) {
   return MLAW_SM90_EARLY_Q && int64_t(a.num_q_tokens) * tiles_per_token > plan.num_ctas;
 }
 
+// The paged e4m3 kernel's Q-by-TMA instance whose items of <= 16 valid rows run their tiles on
+// mma.sync over those rows (mla_kernel.cuh narrow_tiles) where the heads are that few; it has no
+// early Q (its exchange of partial scores uses the Q tile), and items of more rows (MTP) take
+// the wgmma path in it.
+template <typename Kv, typename TKv>
+constexpr bool kNarrowKernel =
+    MLAW_SM90_NARROW && kQTmaKernel && std::is_same<Kv, PagedKv>::value &&
+    std::is_same<TKv, KvE4m3>::value;
+inline bool narrow_for(const MlaRunArgs& a) { return a.num_heads <= kNarrowRows; }
+
 // Sets a function attribute on every instance of the kernel the launch below may pick.
 template <typename T, typename Kv, typename TKv = T>
 inline cudaError_t set_kernel_attribute(cudaFuncAttribute attr, int value) {
@@ -420,6 +430,9 @@ inline cudaError_t set_kernel_attribute(cudaFuncAttribute attr, int value) {
     if constexpr (std::is_same<Kv, PagedKv>::value)
       if (err == cudaSuccess)
         err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, true, TKv>, attr, value);
+    if constexpr (kNarrowKernel<Kv, TKv>)
+      if (err == cudaSuccess)
+        err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, false, TKv, true>, attr, value);
   }
   return err;
 }
@@ -521,8 +534,12 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     if constexpr (kQTmaKernel)
       if (qmaps.box_heads > 0) {
         kernel = mla_sm90_kernel<T, Kv, true, false, TKv>;
-        if constexpr (std::is_same<Kv, PagedKv>::value)
+        if constexpr (kNarrowKernel<Kv, TKv>) {
+          if (narrow_for(*args)) kernel = mla_sm90_kernel<T, Kv, true, false, TKv, true>;
+          else if (early_q_for(*plan, *args)) kernel = mla_sm90_kernel<T, Kv, true, true, TKv>;
+        } else if constexpr (std::is_same<Kv, PagedKv>::value) {
           if (early_q_for(*plan, *args)) kernel = mla_sm90_kernel<T, Kv, true, true, TKv>;
+        }
       }
     const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, *plan, *args, kvm,
                                                make_kv_maps<Kv, TKv>(*args), qmaps);

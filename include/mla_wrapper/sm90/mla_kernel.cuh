@@ -1120,10 +1120,12 @@ constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): q_to_f16'
 // The fast path's bounds on each thread's row maxima (see above).
 constexpr float kQF16FastMin = 0.0625f;   // 2^-4
 constexpr float kQF16FastMax = 32768.f;   // 2^15
-template <typename T>
+// kNarrow and narrow (an item narrow_tiles runs): sl is the scale of rows lane / 4 and
+// lane / 4 + 8 (every consumer warp scores rows 0-15 there), not of `rows`.
+template <typename T, bool kNarrow = false>
 __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&rows)[2],
                                          int valid_rows, float rope_scale, float scale_log2,
-                                         int g, int lane, float (&sl)[2]) {
+                                         int g, int lane, float (&sl)[2], bool narrow = false) {
   const int u = 4 * (g ^ (lane / 4 % 2)) + lane % 4;  // this thread's chunk of a block's row
   auto chunk = [&](int row, int b) {
     return reinterpret_cast<uint4*>(q_tile + b * kQBlockBytes + row * kRowBytes +
@@ -1192,16 +1194,26 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
       red[g * kRowsPerTile + rows[1]] = mx[1];
     }
     named_barrier(kBarQF16, kConsumerThreads);  // both warpgroups' row maxima in red
+    // 2^k with m 2^k in [2^14, 2^15): k = 14 - (m's exponent); 1 for a zero, subnormal or
+    // non-finite maximum (a NaN's magnitude bits are the largest: so is its exponent)
+    auto pow2_exponent = [](float m) {
+      const int e = int(__float_as_uint(m) >> 23) & 0xff;  // biased exponent (m >= 0)
+      return e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
+    };
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = rows[r];
       const float m = fmaxf(mx[r], red[(1 - g) * kRowsPerTile + row]);
-      // 2^k with m 2^k in [2^14, 2^15): k = 14 - (m's exponent); 1 for a zero, subnormal or
-      // non-finite maximum (a NaN's magnitude bits are the largest: so is its exponent)
-      const int e = int(__float_as_uint(m) >> 23) & 0xff;  // biased exponent (m >= 0)
-      const int k = e == 0 || e == 255 ? 0 : min(max(141 - e, -100), 100);
+      const int k = pow2_exponent(m);
       const float pow2 = __uint_as_float(uint32_t(127 + k) << 23);
-      sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
+      if (kNarrow && narrow) {
+        int n_row = lane / 4 + 8 * r;
+        asm volatile("mov.b32 %0, %0;" : "+r"(n_row));  // (not hoisted: see narrow_tiles)
+        const int kn = pow2_exponent(fmaxf(red[n_row], red[kRowsPerTile + n_row]));
+        sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - kn) << 23);
+      } else {
+        sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
+      }
       if (valid[r]) {
 #pragma unroll
         for (int b = 0; b < kColBlocks; ++b) {
@@ -1343,6 +1355,211 @@ constexpr int kBarP2 = 4;  // split roles: the second half of P written
 constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 threads)
                             // (7: kBarXchg, 8: kBarStageFree, above)
 
+// Narrow tiles (an e4m3 cache's kernel instance for <= 16 heads, kNarrow: launcher.cuh
+// narrow_for): an item with at most kNarrowRows valid rows (H <= 16 decode) runs its tiles on
+// mma.sync m16n8k16 over those 16 rows instead of wgmma's 64-row tile, 48 rows of which are
+// padding there. With the cache's bytes halved, the 64-row math chain (~3700 clocks a tile on
+// an H200 at H=16) set the tile period, not the loads. Warp W = 4 g + q (q = warp, W = 0..7):
+//   scores: warpgroup g takes tokens 32 g .. 32 g + 31 of the tile and its warp q columns
+//     16 q .. 16 q + 15 of each 64-column block of Q (A fragments, in registers for the item)
+//     and K (ldmatrix), so each warp has partial scores of 32 tokens; the warpgroup's four
+//     warps exchange them through shared memory (in the Q tile, free once the fragments are
+//     loaded; a 128-thread named barrier), so that warp W ends with the scores of tokens
+//     8 W .. 8 W + 7;
+//   softmax: row maxima through shared memory (kBarMax), the lazy running max of `tiles`,
+//     P (16-bit) of its 8 tokens into the P tile (kBarP);
+//   P V: O[16 rows, column block W] += P[16 x 64] V[64 x 64] (ldmatrix of P, ldmatrix.trans of
+//     V), then the warp's arrival on `empty`.
+// At the item's end the state moves into `tiles`' layout (warp 0 of warpgroup g holds rows 0-15
+// of columns 256 g .. 256 g + 255 in o; warpgroup 0's warp 0 the rows' l), so the epilogue and
+// a cluster pair's merge run unchanged. (Session 27 measured the same scheme on the 16-bit cache,
+// whose H <= 16 rows the loads bound: 0.98-1.02x, not kept there.)
+#ifndef MLAW_SM90_NARROW  // 0: the launcher never picks the narrow instance (A/B builds)
+#define MLAW_SM90_NARROW 1
+#endif
+// Items of fewer tiles keep the wgmma path: at B=1 (items of 2-4 tiles) the narrow code, run
+// once from a cold instruction cache, cost more than its tiles saved (H200, CUDA graphs
+// 1.015-1.03x slower with every item narrow; logs/sm90_s51_2026-11-28 run 2).
+#ifndef MLAW_SM90_NARROW_MIN_TILES
+#define MLAW_SM90_NARROW_MIN_TILES 8
+#endif
+constexpr int kNarrowRows = 16;
+constexpr int kNarrowMinTiles = MLAW_SM90_NARROW_MIN_TILES;
+constexpr int kBarNarrowWg = 11;  // + g: warpgroup g's partial scores written (128 threads)
+
+template <typename TG>
+__device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&limit)[2],
+                                             const float (&sl)[2], char* smem, uint64_t* full,
+                                             uint64_t* empty, int& seq, float (&m_run)[2],
+                                             float (&l_run)[2], float (&o)[128], int g, int warp,
+                                             int lane) {
+  // (lane and warp through an opaque move: the addresses below derive from them only, and
+  // hoisted out of the item loop they stayed live through the wgmma path's items too, where
+  // ptxas then spilled)
+  asm volatile("mov.b32 %0, %0;" : "+r"(lane));
+  asm volatile("mov.b32 %0, %0;" : "+r"(warp));
+  const int W = 4 * g + warp;
+  char* q = smem + kSmemQ;
+  char* p_tile = smem + kSmemP;
+  float* red = reinterpret_cast<float*>(smem + kSmemRedMax);  // [16 rows][8 warps]
+  // Rows 16-63 of the Q tile are free (at most 16 valid rows): partial scores between a
+  // warpgroup's warps go there, warp W's [4 token blocks][4][32 lanes] in rows 16-31 of column
+  // block W.
+  const int m8 = lane / 8, r8 = lane % 8;
+  // Q (A fragments, rows 0-15, read again each tile: in registers for the item they made ptxas
+  // spill): matrices (rows 0-7 / 8-15) x (columns 0-7 / 8-15) of this warp's 16 columns of each
+  // block (its ldmatrix addresses then differ by whole blocks).
+  const int q_row = (m8 % 2) * 8 + r8;
+  const char* q_lane = q + q_row * kRowBytes + (((2 * warp + m8 / 2) ^ r8) << 4);
+  // K (B fragments): matrices (tokens 0-7 / 8-15 of a 16-token group) x (columns 0-7 / 8-15).
+  const int k_off = (32 * g + (m8 / 2) * 8 + r8) * kRowBytes + (((2 * warp + m8 % 2) ^ r8) << 4);
+  // V (B fragments, ldmatrix.trans) of column block W: matrices (tokens 0-7 / 8-15) x (columns
+  // 16 n2 + 0-7 / 8-15); P (A fragments): matrices (rows 0-7 / 8-15) x (tokens 0-7 / 8-15).
+  const int v_off = W * kKvBlockBytes + ((m8 % 2) * 8 + r8) * kRowBytes;
+  // the swizzled 16-byte chunk 2 j + m8 / 2 of rows r8 (mod 8), for V and P alike
+  auto sw = [&](int j) { return ((2 * j + m8 / 2) ^ r8) << 4; };
+  const char* p_lane = p_tile + q_row * kRowBytes;
+  auto xs = [&](int sender) {
+    return reinterpret_cast<float*>(q + sender * kQBlockBytes + kNarrowRows * kRowBytes);
+  };
+  float* xs_out = xs(W) + lane;
+  float oc[8][4];
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) oc[j][e] = 0.f;
+  for (int it = 0; it < item.num_tiles; ++it, ++seq) {
+    const int stage = __shfl_sync(0xffffffffu, seq % kStages, 0);
+    mbar_wait(&full[stage], (seq / kStages) & 1);
+    const char* st = smem + kSmemKv + stage * kKvStageBytes;
+    // ---- partial scores of the warpgroup's 32 tokens over this warp's columns ----
+    float sp[4][4];
+#pragma unroll
+    for (int nb = 0; nb < 4; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sp[nb][e] = 0.f;
+#pragma unroll
+    for (int i = 0; i < kColBlocks; ++i) {
+      uint32_t qa[4];
+      sm80::ldsm_x4(q_lane + i * kQBlockBytes, qa);
+#pragma unroll
+      for (int n2 = 0; n2 < 2; ++n2) {  // 16 tokens
+        uint32_t b[4];
+        sm80::ldsm_x4(st + k_off + i * kKvBlockBytes + n2 * 16 * kRowBytes, b);
+        sm80::mma_16816<TG>(sp[2 * n2], qa, b[0], b[1]);
+        sm80::mma_16816<TG>(sp[2 * n2 + 1], qa, b[2], b[3]);
+      }
+    }
+    // token block nb of the warpgroup's 4 goes to warp nb; this warp keeps block `warp`
+    // (tokens 8 W .. 8 W + 7 of the tile)
+#pragma unroll
+    for (int nb = 0; nb < 4; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) xs_out[(nb * 4 + e) * 32] = sp[nb][e];
+    named_barrier(kBarNarrowWg + g, 128);
+    float s[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int k = (4 * warp + e) * 32 + lane;
+      s[e] = (xs(4 * g)[k] + xs(4 * g + 1)[k]) + (xs(4 * g + 2)[k] + xs(4 * g + 3)[k]);
+    }
+    // ---- softmax of this warp's 8 tokens ----
+    const int tok0 = item.kv_start + it * kKvTile + 8 * W + 2 * (lane % 4);
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (tok0 + (e % 2) >= limit[e / 2]) s[e] = -INFINITY;
+    float mx[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(s[2 * r], s[2 * r + 1]) * sl[r];
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      if (lane % 4 == 0) red[(lane / 4 + 8 * r) * 8 + W] = mx[r];
+    }
+    named_barrier(kBarMax, kConsumerThreads);
+    float alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float4 a = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8);
+      const float4 c = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8 + 4);
+      const float m_tile = fmaxf(fmaxf(fmaxf(a.x, a.y), fmaxf(a.z, a.w)),
+                                 fmaxf(fmaxf(c.x, c.y), fmaxf(c.z, c.w)));
+      const float m_new = m_tile > m_run[r] + kRescaleSlack ? m_tile : m_run[r];
+      const float m_use = m_new == -INFINITY ? 0.f : m_new;
+      alpha[r] = fast_exp2(m_run[r] - m_use);
+      m_run[r] = m_new;
+      l_run[r] *= alpha[r];
+      const float p0 = fast_exp2(fmaf(s[2 * r], sl[r], -m_use));
+      const float p1 = fast_exp2(fmaf(s[2 * r + 1], sl[r], -m_use));
+      l_run[r] += p0 + p1;
+      const int row = lane / 4 + 8 * r;
+      *reinterpret_cast<uint32_t*>(p_tile + row * kRowBytes + ((W ^ (row % 8)) << 4) +
+                                   4 * (lane % 4)) = ElementTraits<TG>::pack(p0, p1);
+    }
+    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) oc[j][e] *= alpha[e / 2];
+    }
+    named_barrier(kBarP, kConsumerThreads);
+    // ---- O[16 rows, column block W] += P V ----
+#pragma unroll
+    for (int ks = 0; ks < kKvTile / 16; ++ks) {
+      uint32_t pa[4];
+      sm80::ldsm_x4(p_lane + sw(ks), pa);
+#pragma unroll
+      for (int n2 = 0; n2 < 4; ++n2) {
+        uint32_t b[4];
+        sm80::ldsm_x4_trans(st + v_off + ks * 16 * kRowBytes + sw(n2), b);
+        sm80::mma_16816<TG>(oc[2 * n2], pa, b[0], b[1]);
+        sm80::mma_16816<TG>(oc[2 * n2 + 1], pa, b[2], b[3]);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
+  }
+  // ---- into `tiles`' layout for the epilogue ----
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float l = l_run[r];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    if (lane % 4 == 0) red[(lane / 4 + 8 * r) * 8 + W] = l;
+  }
+  // warp (g, w)'s [32 values][32 lanes] in rows 32-63 of column block 4 g + w (warp 0's too:
+  // its o then fills from shared memory alone, with oc dead; copying oc into o while the other
+  // warps' values were loaded made ptxas spill)
+  auto xo = [&](int w) {
+    return reinterpret_cast<float*>(q + (4 * g + w) * kQBlockBytes + 2 * kNarrowRows * kRowBytes);
+  };
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) xo(warp)[(4 * j + e) * 32 + lane] = oc[j][e];
+  named_barrier(kBarQ, kConsumerThreads);
+  if (warp == 0) {
+#pragma unroll
+    for (int w = 0; w < 4; ++w)
+#pragma unroll
+      for (int i = 0; i < 32; ++i) o[32 * w + i] = xo(w)[i * 32 + lane];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l = 0.f;
+      if (g == 0 && lane % 4 == 0) {
+        const float4 a = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8);
+        const float4 c = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8 + 4);
+        l = ((a.x + a.y) + (a.z + a.w)) + ((c.x + c.y) + (c.z + c.w));
+      }
+      l_run[r] = l;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 128; ++i) o[i] = 0.f;
+    l_run[0] = l_run[1] = 0.f;
+  }
+}
+
 // The tile loop is compiled once per role (kRole: 1 this warpgroup computes the scores, 0 it
 // does not, 2 decided at run time with two scorers; each role's wgmma pipeline scheduled on its
 // own: 1.06-1.08x at H=128 on an H200, logs/sm90_pipe_h200_2026-11-23), the rest of consume()
@@ -1359,7 +1576,8 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // converts, the output rows times args.ckv_scale.
 // kDsRows: FlashMLA's rows (KvDsMla; kE4m3 too): the gather mode's L2 prefetch takes their
 // 128-byte rope.
-template <typename T, bool kQTma, bool kEarlyQ, bool kE4m3, bool kDsRows, typename Kv>
+template <typename T, bool kQTma, bool kEarlyQ, bool kE4m3, bool kDsRows, bool kNarrow,
+          typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const QTensorMaps& qm, const CtaStart<Kv>& start,
                                         char* smem,
@@ -1423,18 +1641,22 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     }
     // the score scale of this thread's rows (an e4m3 cache: over their power of two, q_to_f16)
     float sl[2] = {scale_log2, scale_log2};
+    // (kNarrow: this item's tiles on mma.sync over its rows 0-15, narrow_tiles)
+    const bool narrow =
+        kNarrow && item.valid_rows <= kNarrowRows && item.num_tiles >= kNarrowMinTiles;
     if (kE4m3 && item.num_tiles > 0) {
       if (!MLAW_SM90_PROBE_NO_QF16)
-        q_to_f16<T>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale, scale_log2, g,
-                    lane, sl);
+        q_to_f16<T, kNarrow>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale,
+                             scale_log2, g, lane, sl, narrow);
       if (g == 0) MLAW_TRACE(seq0, 29);
     }
     q_issued = q_next;
     int limit[2];  // exclusive kv limit of this thread's two rows in this item
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      if (rows[r] < item.valid_rows) {
-        const int i = heads.div(item.row0 + rows[r]);
+      const int row = narrow ? lane / 4 + 8 * r : rows[r];  // (narrow_tiles: rows 0-15)
+      if (row < item.valid_rows) {
+        const int i = heads.div(item.row0 + row);
         const int lim = args.causal ? item.kv_len - item.qo_len + i + 1 : item.kv_len;
         limit[r] = min(lim, item.kv_end);
       } else {
@@ -1706,12 +1928,15 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         if (lane == 0 && !(q_next && last)) mbar_arrive(&empty[stage]);
       }
     };
-    if constexpr (kScorers == 2)
+    if (narrow) {
+      narrow_tiles<TG>(item, limit, sl, smem, full, empty, seq, m_run, l_run, o, g, warp, lane);
+    } else if constexpr (kScorers == 2) {
       tiles(std::integral_constant<int, 2>{});
-    else if (g == 0)
+    } else if (g == 0) {
       tiles(std::integral_constant<int, 1>{});
-    else
+    } else {
       tiles(std::integral_constant<int, 0>{});
+    }
 
     // ---- epilogue ----
 #pragma unroll
@@ -1832,7 +2057,7 @@ __device__ __forceinline__ void prefetch_combine_plan(const MlaPlan& plan) {
 // element, T or KvE4m3 (an e4m3 cache, paged or the gather mode's slots: produce /
 // dequant_tile).
 template <typename T, typename Kv = PagedKv, bool kQTma = false, bool kEarlyQ = false,
-          typename TKv = T>
+          typename TKv = T, bool kNarrow = false>
 __global__ void __launch_bounds__(kThreads, 1)
     mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm,
                     const __grid_constant__ KvTensorMaps maps,
@@ -1878,7 +2103,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                     empty + kStages + 3);
   } else {
     setmaxnreg_inc<kWidenedKv<TKv> ? kConsumerRegsE4m3 : kConsumerRegs>();
-    consume<T, kQTma, kEarlyQ, kWidenedKv<TKv>, std::is_same<TKv, KvDsMla>::value>(
+    consume<T, kQTma, kEarlyQ, kWidenedKv<TKv>, std::is_same<TKv, KvDsMla>::value, kNarrow>(
         plan, args, kvm, qmaps, start, smem, full, empty);
   }
 #endif
