@@ -139,6 +139,8 @@
 // 1 0.90-0.92x at B >= 64, the gather mode equal; logs/sm90_s45_2026-11-28 run 7), although its
 // trace (run 6) showed the stage free ~1000-1350 clocks before the widening ended and a tile
 // taking issue -> landed ~2440 + widening ~1700-2100 clocks.
+// With <= 16 heads (TP8) the e4m3 kernel is its narrow instance: an item's tiles on mma.sync
+// over its 16 rows (narrow_tiles below; H=16 rows 1.04-1.10x faster, session 51).
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
@@ -1356,15 +1358,16 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
                             // (7: kBarXchg, 8: kBarStageFree, above)
 
 // Narrow tiles (an e4m3 cache's kernel instance for <= 16 heads, kNarrow: launcher.cuh
-// narrow_for): an item with at most kNarrowRows valid rows (H <= 16 decode) runs its tiles on
-// mma.sync m16n8k16 over those 16 rows instead of wgmma's 64-row tile, 48 rows of which are
-// padding there. With the cache's bytes halved, the 64-row math chain (~3700 clocks a tile on
-// an H200 at H=16) set the tile period, not the loads. Warp W = 4 g + q (q = warp, W = 0..7):
+// narrow_for): an item of at least kNarrowMinTiles tiles with at most kNarrowRows valid rows
+// (H <= 16 decode) runs its tiles on mma.sync m16n8k16 over those 16 rows instead of wgmma's
+// 64-row tile, 48 rows of which are padding there. With the cache's bytes halved, the 64-row
+// math chain set an H=16 tile's period, not the loads (H200 trace, B=128 L=16384: 3921 clocks a
+// tile, the score GEMM 1395, the other warpgroup's P V 1735). Warp W = 4 g + q (q = warp):
 //   scores: warpgroup g takes tokens 32 g .. 32 g + 31 of the tile and its warp q columns
-//     16 q .. 16 q + 15 of each 64-column block of Q (A fragments, in registers for the item)
-//     and K (ldmatrix), so each warp has partial scores of 32 tokens; the warpgroup's four
-//     warps exchange them through shared memory (in the Q tile, free once the fragments are
-//     loaded; a 128-thread named barrier), so that warp W ends with the scores of tokens
+//     16 q .. 16 q + 15 of each 64-column block of Q and K (ldmatrix; Q's fragments are read
+//     again each tile), so each warp has partial scores of 32 tokens; the warpgroup's four
+//     warps exchange them through shared memory (rows 16-31 of the Q tile, which holds 16
+//     rows; a 128-thread named barrier), so that warp W ends with the scores of tokens
 //     8 W .. 8 W + 7;
 //   softmax: row maxima through shared memory (kBarMax), the lazy running max of `tiles`,
 //     P (16-bit) of its 8 tokens into the P tile (kBarP);
@@ -1374,6 +1377,18 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // of columns 256 g .. 256 g + 255 in o; warpgroup 0's warp 0 the rows' l), so the epilogue and
 // a cluster pair's merge run unchanged. (Session 27 measured the same scheme on the 16-bit cache,
 // whose H <= 16 rows the loads bound: 0.98-1.02x, not kept there.)
+// H200, same tensors, against the e4m3 kernel without it (logs/sm90_s51_2026-11-28 runs 2-3):
+// H=16 memory rows 1.08-1.10x faster at page 64 and 1.05-1.06x at page 1, middle rows
+// 1.04-1.05x, B=1 from CUDA graphs 0.98-1.0x, MTP rows (32 rows: its wgmma path) and H >= 32
+// unchanged. Its trace (run 6): period 3667 clocks, the scores 1048, P V ~850, but each
+// warpgroup waits ~840 a tile for its tile: the two-stage chain of the widening bounds it now
+// (the stage is released ~1180 clocks before the producer, widening the other tile, can refill
+// it; its bytes land ~1640 clocks after, are widened in ~1750). Not kept: the refill's boxes
+// issued between the widening's phases as soon as the stage was free (run 7,
+// early_issue.patch there: 0.97-1.01x; the widening grew to ~2050 clocks). A first build
+// spilled ~250 bytes (run 1: H=16 B=1 1.17-1.24x slower, MTP rows 1.09-1.10x): its addresses,
+// which derive from lane and warp only, were hoisted out of the item loop and stayed live
+// through the wgmma path's items; the opaque moves below keep them in the item.
 #ifndef MLAW_SM90_NARROW  // 0: the launcher never picks the narrow instance (A/B builds)
 #define MLAW_SM90_NARROW 1
 #endif
@@ -1393,9 +1408,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
                                              uint64_t* empty, int& seq, float (&m_run)[2],
                                              float (&l_run)[2], float (&o)[128], int g, int warp,
                                              int lane) {
-  // (lane and warp through an opaque move: the addresses below derive from them only, and
-  // hoisted out of the item loop they stayed live through the wgmma path's items too, where
-  // ptxas then spilled)
+  // (lane and warp through an opaque move: see the comment above)
   asm volatile("mov.b32 %0, %0;" : "+r"(lane));
   asm volatile("mov.b32 %0, %0;" : "+r"(warp));
   const int W = 4 * g + warp;
@@ -1406,9 +1419,9 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
   // warpgroup's warps go there, warp W's [4 token blocks][4][32 lanes] in rows 16-31 of column
   // block W.
   const int m8 = lane / 8, r8 = lane % 8;
-  // Q (A fragments, rows 0-15, read again each tile: in registers for the item they made ptxas
-  // spill): matrices (rows 0-7 / 8-15) x (columns 0-7 / 8-15) of this warp's 16 columns of each
-  // block (its ldmatrix addresses then differ by whole blocks).
+  // Q (A fragments, rows 0-15, read again each tile rather than held through the item in 36
+  // registers): matrices (rows 0-7 / 8-15) x (columns 0-7 / 8-15) of this warp's 16 columns of
+  // each block (its ldmatrix addresses then differ by whole blocks).
   const int q_row = (m8 % 2) * 8 + r8;
   const char* q_lane = q + q_row * kRowBytes + (((2 * warp + m8 / 2) ^ r8) << 4);
   // K (B fragments): matrices (tokens 0-7 / 8-15 of a 16-token group) x (columns 0-7 / 8-15).
@@ -1430,7 +1443,9 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
     for (int e = 0; e < 4; ++e) oc[j][e] = 0.f;
   for (int it = 0; it < item.num_tiles; ++it, ++seq) {
     const int stage = __shfl_sync(0xffffffffu, seq % kStages, 0);
+    MLAW_TRACE(seq, 0 + 7 * g);
     mbar_wait(&full[stage], (seq / kStages) & 1);
+    MLAW_TRACE(seq, 1 + 7 * g);
     const char* st = smem + kSmemKv + stage * kKvStageBytes;
     // ---- partial scores of the warpgroup's 32 tokens over this warp's columns ----
     float sp[4][4];
@@ -1456,6 +1471,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
     for (int nb = 0; nb < 4; ++nb)
 #pragma unroll
       for (int e = 0; e < 4; ++e) xs_out[(nb * 4 + e) * 32] = sp[nb][e];
+    MLAW_TRACE(seq, 2 + 7 * g);
     named_barrier(kBarNarrowWg + g, 128);
     float s[4];
 #pragma unroll
@@ -1477,6 +1493,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
       if (lane % 4 == 0) red[(lane / 4 + 8 * r) * 8 + W] = mx[r];
     }
     named_barrier(kBarMax, kConsumerThreads);
+    MLAW_TRACE(seq, 3 + 7 * g);
     float alpha[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -1503,6 +1520,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
         for (int e = 0; e < 4; ++e) oc[j][e] *= alpha[e / 2];
     }
     named_barrier(kBarP, kConsumerThreads);
+    MLAW_TRACE(seq, 5 + 7 * g);
     // ---- O[16 rows, column block W] += P V ----
 #pragma unroll
     for (int ks = 0; ks < kKvTile / 16; ++ks) {
@@ -1516,6 +1534,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
         sm80::mma_16816<TG>(oc[2 * n2 + 1], pa, b[2], b[3]);
       }
     }
+    MLAW_TRACE(seq, 6 + 7 * g);
     __syncwarp();
     if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
   }
@@ -1528,8 +1547,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
     if (lane % 4 == 0) red[(lane / 4 + 8 * r) * 8 + W] = l;
   }
   // warp (g, w)'s [32 values][32 lanes] in rows 32-63 of column block 4 g + w (warp 0's too:
-  // its o then fills from shared memory alone, with oc dead; copying oc into o while the other
-  // warps' values were loaded made ptxas spill)
+  // its o then fills from shared memory alone)
   auto xo = [&](int w) {
     return reinterpret_cast<float*>(q + (4 * g + w) * kQBlockBytes + 2 * kNarrowRows * kRowBytes);
   };
