@@ -1385,7 +1385,9 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // (the stage is released ~1180 clocks before the producer, widening the other tile, can refill
 // it; its bytes land ~1640 clocks after, are widened in ~1750). Not kept: the refill's boxes
 // issued between the widening's phases as soon as the stage was free (run 7,
-// early_issue.patch there: 0.97-1.01x; the widening grew to ~2050 clocks). A first build
+// early_issue.patch there: 0.97-1.01x; the widening grew to ~2050 clocks); the tiles widened
+// by both consumer warpgroups instead, the producer refilling each stage as soon as it is free
+// (run 8, consumer_widen.patch: 0.88-0.98x: the widening then sits on the consumers' path). A first build
 // spilled ~250 bytes (run 1: H=16 B=1 1.17-1.24x slower, MTP rows 1.09-1.10x): its addresses,
 // which derive from lane and warp only, were hoisted out of the item loop and stayed live
 // through the wgmma path's items; the opaque moves below keep them in the item.
