@@ -305,16 +305,17 @@ def test_fp8_query_rows_near_the_unscaled_paths_bounds(workspace, poison, dtype,
     (1, 1, 3, "bf16"), (2, 1, 3, "fp16"), (3, 1, 3, "bf16"), (4, 1, 2, "bf16"),
     (5, 1, 3, "fp16"), (1, 4, 2, "bf16"), (9, 1, 3, "bf16"), (8, 3, 2, "fp16"),
     (17, 1, 2, "bf16"), (32, 1, 3, "fp16"), (33, 1, 2, "bf16"), (16, 1, 300, "bf16"),
-    (8, 1, 3, "bf16"), (8, 2, 3, "fp16"), (16, 1, 3, "fp16"), (16, 2, 3, "bf16")])
+    (8, 1, 3, "bf16"), (8, 2, 3, "fp16"), (16, 1, 3, "fp16"), (16, 2, 3, "bf16"),
+    (32, 1, 300, "fp16")])
 def test_fp8_few_query_rows(workspace, poison, heads, qo_len, num_reqs, dtype):
     """Tiles of 1-33 valid rows (q_to_f16 converts only the valid rows; row maxima meet across
     the two consumer warpgroups), query rows 2^-10 to 2^12 apart (fp16: 2^9) and rope columns
     times kpe / ckv = 3, so that a row scaled by another row's power of two would show (the
     largest rows' scores have a standard deviation of ~4: not one-hot); 300 requests: CTAs of
-    several items (the early-Q instance at 32 heads and more). 8 and 16 heads run the narrow
-    instance (mma.sync over rows 0-15, each row's scale read back from the other rows'
-    threads): 8 or 16 valid rows on it, causal MTP rows of 8 heads x 2 tokens on it, and 16 x 2
-    (32 rows) on its wgmma path."""
+    several items (the early-Q instance at 32 heads, the narrow one at 16). 8 and 16 heads run
+    the narrow instance (mma.sync over rows 0-15 for items of >= 8 tiles, each row's scale read
+    back from the other rows' threads): 8 or 16 valid rows on it, causal MTP rows of 8 heads x
+    2 tokens on it, and 16 x 2 (32 rows) on its wgmma path."""
     lens = ([1, 700, 64, 2500] * 75)[:num_reqs]
     b = make_fp8_batch(lens, qo_len, heads, 64, DTYPES[dtype], seed=heads * 10 + qo_len,
                        ckv_scale=2.0 ** -12, kpe_scale=3 * 2.0 ** -12)
