@@ -1521,6 +1521,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
 #pragma unroll
         for (int e = 0; e < 4; ++e) oc[j][e] *= alpha[e / 2];
     }
+    MLAW_TRACE(seq, 4 + 7 * g);
     named_barrier(kBarP, kConsumerThreads);
     MLAW_TRACE(seq, 5 + 7 * g);
     // ---- O[16 rows, column block W] += P V ----
