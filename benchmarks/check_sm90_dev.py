@@ -303,6 +303,8 @@ def print_trace(w, what):
     rc = lib.mlaw_sm90_trace_read(buf, dims)
     assert rc == 0, f"mlaw_sm90_trace_read: cudaError {rc}"
     t = np.frombuffer(buf, dtype=np.uint64).reshape(ctas, tiles, events).astype(np.int64)
+    if os.environ.get("MLAW_TRACE_DUMP"):  # the raw events, [CTA][tile][event], for a closer look
+        np.save(os.environ["MLAW_TRACE_DUMP"], t)
     used = int((t[:, :, 1] != 0).sum(axis=1).max())
     if used < 6:  # a short item (B=1): each CTA's whole timeline, clocks from its Q load
         print(f"trace {what}: clocks from the consumers' Q load (event 16) per CTA")

@@ -140,7 +140,8 @@
 // trace (run 6) showed the stage free ~1000-1350 clocks before the widening ended and a tile
 // taking issue -> landed ~2440 + widening ~1700-2100 clocks.
 // With <= 16 heads (TP8) the e4m3 kernel is its narrow instance: an item's tiles on mma.sync
-// over its 16 rows (narrow_tiles below; H=16 rows 1.04-1.10x faster, session 51).
+// over its 16 rows (narrow_tiles below; H=16 rows 1.04-1.10x faster, session 51; Q's fragments
+// in registers 1.01-1.06x more, session 52), bound by the SM's shared-memory traffic.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
@@ -1364,8 +1365,8 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // math chain set an H=16 tile's period, not the loads (H200 trace, B=128 L=16384: 3921 clocks a
 // tile, the score GEMM 1395, the other warpgroup's P V 1735). Warp W = 4 g + q (q = warp):
 //   scores: warpgroup g takes tokens 32 g .. 32 g + 31 of the tile and its warp q columns
-//     16 q .. 16 q + 15 of each 64-column block of Q and K (ldmatrix; Q's fragments are read
-//     again each tile), so each warp has partial scores of 32 tokens; the warpgroup's four
+//     16 q .. 16 q + 15 of each 64-column block of Q and K (ldmatrix; Q's fragments held in
+//     registers through the item), so each warp has partial scores of 32 tokens; the warpgroup's four
 //     warps exchange them through shared memory (rows 16-31 of the Q tile, which holds 16
 //     rows; a 128-thread named barrier), so that warp W ends with the scores of tokens
 //     8 W .. 8 W + 7;
@@ -1391,6 +1392,17 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // spilled ~250 bytes (run 1: H=16 B=1 1.17-1.24x slower, MTP rows 1.09-1.10x): its addresses,
 // which derive from lane and warp only, were hoisted out of the item loop and stayed live
 // through the wgmma path's items; the opaque moves below keep them in the item.
+// What bounds it (session 52, H200): shared memory. ncu at H=16 B=64 L=4096 page 64 (run 4):
+// L1/shared-memory throughput 74% of peak, DRAM 33%, issue slots 24% busy; a tile moves ~330 KB
+// through shared memory (TMA's 36 KB of e4m3 bytes, the widening's 36 KB read and 72 KB
+// written, K 72 and V 64 KB read, the partial scores' 32 KB, P 16 KB, Q's fragments 37 KB),
+// ~2600 clocks at 128 bytes a clock against the period's ~3700. So Q's fragments stay in 36
+// registers through the item (MLAW_SM90_NARROW_QREG; run 5, A/B on the same tensors: H=16
+// rows 1.014-1.022x faster at page 64 and 1.034-1.058x at page 1, B=1 1.0-1.02x, H=128
+// unchanged). Not kept: a narrow item's odd tiles loaded into a spare raw buffer in the Q
+// tile's free rows 32-63, issued without waiting for their stage (runs 1-3,
+// spare_raw.patch): 1.11-1.18x slower; in 16-token boxes (the paced maps), the 20 TMA
+// instructions of a spare tile held its issuing thread ~2200 clocks, and the widening with it.
 #ifndef MLAW_SM90_NARROW  // 0: the launcher never picks the narrow instance (A/B builds)
 #define MLAW_SM90_NARROW 1
 #endif
@@ -1399,6 +1411,11 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // 1.015-1.03x slower with every item narrow; logs/sm90_s51_2026-11-28 run 2).
 #ifndef MLAW_SM90_NARROW_MIN_TILES
 #define MLAW_SM90_NARROW_MIN_TILES 8
+#endif
+// 1: narrow_tiles holds Q's A fragments (36 registers) through the item; 0: reads them again
+// each tile, as before session 52 (A/B builds)
+#ifndef MLAW_SM90_NARROW_QREG
+#define MLAW_SM90_NARROW_QREG 1
 #endif
 constexpr int kNarrowRows = 16;
 constexpr int kNarrowMinTiles = MLAW_SM90_NARROW_MIN_TILES;
@@ -1421,9 +1438,9 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
   // warpgroup's warps go there, warp W's [4 token blocks][4][32 lanes] in rows 16-31 of column
   // block W.
   const int m8 = lane / 8, r8 = lane % 8;
-  // Q (A fragments, rows 0-15, read again each tile rather than held through the item in 36
-  // registers): matrices (rows 0-7 / 8-15) x (columns 0-7 / 8-15) of this warp's 16 columns of
-  // each block (its ldmatrix addresses then differ by whole blocks).
+  // Q (A fragments, rows 0-15, held through the item in 36 registers: MLAW_SM90_NARROW_QREG):
+  // matrices (rows 0-7 / 8-15) x (columns 0-7 / 8-15) of this warp's 16 columns of each block
+  // (its ldmatrix addresses then differ by whole blocks).
   const int q_row = (m8 % 2) * 8 + r8;
   const char* q_lane = q + q_row * kRowBytes + (((2 * warp + m8 / 2) ^ r8) << 4);
   // K (B fragments): matrices (tokens 0-7 / 8-15 of a 16-token group) x (columns 0-7 / 8-15).
@@ -1443,6 +1460,11 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
   for (int j = 0; j < 8; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) oc[j][e] = 0.f;
+#if MLAW_SM90_NARROW_QREG
+  uint32_t qf[kColBlocks][4];  // (Q's A fragments held through the item)
+#pragma unroll
+  for (int i = 0; i < kColBlocks; ++i) sm80::ldsm_x4(q_lane + i * kQBlockBytes, qf[i]);
+#endif
   for (int it = 0; it < item.num_tiles; ++it, ++seq) {
     const int stage = __shfl_sync(0xffffffffu, seq % kStages, 0);
     MLAW_TRACE(seq, 0 + 7 * g);
@@ -1457,8 +1479,12 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
       for (int e = 0; e < 4; ++e) sp[nb][e] = 0.f;
 #pragma unroll
     for (int i = 0; i < kColBlocks; ++i) {
+#if MLAW_SM90_NARROW_QREG
+      const uint32_t (&qa)[4] = qf[i];
+#else
       uint32_t qa[4];
       sm80::ldsm_x4(q_lane + i * kQBlockBytes, qa);
+#endif
 #pragma unroll
       for (int n2 = 0; n2 < 2; ++n2) {  // 16 tokens
         uint32_t b[4];
