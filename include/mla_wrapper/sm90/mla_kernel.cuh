@@ -141,7 +141,8 @@
 // taking issue -> landed ~2440 + widening ~1700-2100 clocks.
 // With <= 16 heads (TP8) the e4m3 kernel is its narrow instance: an item's tiles on mma.sync
 // over its 16 rows (narrow_tiles below; H=16 rows 1.04-1.10x faster, session 51; Q's fragments
-// in registers 1.01-1.06x more, session 52), bound by the SM's shared-memory traffic.
+// in registers and a pairwise exchange of partial scores 1.04-1.10x more, session 52), bound by
+// the SM's shared-memory traffic.
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
@@ -1363,13 +1364,13 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // (H <= 16 decode) runs its tiles on mma.sync m16n8k16 over those 16 rows instead of wgmma's
 // 64-row tile, 48 rows of which are padding there. With the cache's bytes halved, the 64-row
 // math chain set an H=16 tile's period, not the loads (H200 trace, B=128 L=16384: 3921 clocks a
-// tile, the score GEMM 1395, the other warpgroup's P V 1735). Warp W = 4 g + q (q = warp):
-//   scores: warpgroup g takes tokens 32 g .. 32 g + 31 of the tile and its warp q columns
-//     16 q .. 16 q + 15 of each 64-column block of Q and K (ldmatrix; Q's fragments held in
-//     registers through the item), so each warp has partial scores of 32 tokens; the warpgroup's four
-//     warps exchange them through shared memory (rows 16-31 of the Q tile, which holds 16
-//     rows; a 128-thread named barrier), so that warp W ends with the scores of tokens
-//     8 W .. 8 W + 7;
+// tile, the score GEMM 1395, the other warpgroup's P V 1735). Warp W = 4 g + q (q = warp)
+// = 2 pm + ph:
+//   scores: warp W takes tokens 16 pm .. 16 pm + 15 of the tile and columns 32 ph .. 32 ph + 31
+//     of each 64-column block of Q and K (ldmatrix; Q's fragments held in registers through
+//     the item), so it has partial scores of 16 tokens; warps W and W ^ 1 exchange the halves
+//     the other keeps through shared memory (rows 16-31 of the Q tile, which holds 16 rows; a
+//     64-thread named barrier), so that warp W ends with the scores of tokens 8 W .. 8 W + 7;
 //   softmax: row maxima through shared memory (kBarMax), the lazy running max of `tiles`,
 //     P (16-bit) of its 8 tokens into the P tile (kBarP);
 //   P V: O[16 rows, column block W] += P[16 x 64] V[64 x 64] (ldmatrix of P, ldmatrix.trans of
@@ -1396,10 +1397,13 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // L1/shared-memory throughput 74% of peak, DRAM 33%, issue slots 24% busy; a tile moves ~330 KB
 // through shared memory (TMA's 36 KB of e4m3 bytes, the widening's 36 KB read and 72 KB
 // written, K 72 and V 64 KB read, the partial scores' 32 KB, P 16 KB, Q's fragments 37 KB),
-// ~2600 clocks at 128 bytes a clock against the period's ~3700. So Q's fragments stay in 36
-// registers through the item (MLAW_SM90_NARROW_QREG; run 5, A/B on the same tensors: H=16
-// rows 1.014-1.022x faster at page 64 and 1.034-1.058x at page 1, B=1 1.0-1.02x, H=128
-// unchanged). Not kept: a narrow item's odd tiles loaded into a spare raw buffer in the Q
+// ~2600 clocks at 128 bytes a clock against the period's ~3700. So (A/Bs on the same tensors)
+// Q's fragments stay in registers through the item (run 5: H=16 rows 1.014-1.022x faster at
+// page 64, 1.034-1.058x at page 1, B=1 1.0-1.02x, H=128 unchanged; 36 registers with the
+// session-51 split of 2 token groups x 4 column quarters), and the split is 4 token groups x 2
+// column halves, so that only pairs of warps exchange partial scores (8 KB a tile instead of 32;
+// 72 registers of Q; run 8, against run 5's build: page 1 H=16 rows 1.023-1.039x faster, page
+// 64 B=64 L=4096 1.025x, B=1 1.0-1.02x). Not kept: a narrow item's odd tiles loaded into a spare raw buffer in the Q
 // tile's free rows 32-63, issued without waiting for their stage (runs 1-3,
 // spare_raw.patch): 1.11-1.18x slower; in 16-token boxes (the paced maps), the 20 TMA
 // instructions of a spare tile held its issuing thread ~2200 clocks, and the widening with it.
@@ -1412,14 +1416,9 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 #ifndef MLAW_SM90_NARROW_MIN_TILES
 #define MLAW_SM90_NARROW_MIN_TILES 8
 #endif
-// 1: narrow_tiles holds Q's A fragments (36 registers) through the item; 0: reads them again
-// each tile, as before session 52 (A/B builds)
-#ifndef MLAW_SM90_NARROW_QREG
-#define MLAW_SM90_NARROW_QREG 1
-#endif
 constexpr int kNarrowRows = 16;
 constexpr int kNarrowMinTiles = MLAW_SM90_NARROW_MIN_TILES;
-constexpr int kBarNarrowWg = 11;  // + g: warpgroup g's partial scores written (128 threads)
+constexpr int kBarNarrowPair = 11;  // + pm: warps 2 pm, 2 pm + 1's partial scores written (64)
 
 template <typename TG>
 __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&limit)[2],
@@ -1434,17 +1433,27 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
   char* q = smem + kSmemQ;
   char* p_tile = smem + kSmemP;
   float* red = reinterpret_cast<float*>(smem + kSmemRedMax);  // [16 rows][8 warps]
-  // Rows 16-63 of the Q tile are free (at most 16 valid rows): partial scores between a
-  // warpgroup's warps go there, warp W's [4 token blocks][4][32 lanes] in rows 16-31 of column
+  // Rows 16-63 of the Q tile are free (at most 16 valid rows): partial scores between a pair of
+  // warps go there, warp W's [4][32 lanes] (the partner's 8 tokens) in rows 16-19 of column
   // block W.
   const int m8 = lane / 8, r8 = lane % 8;
-  // Q (A fragments, rows 0-15, held through the item in 36 registers: MLAW_SM90_NARROW_QREG):
-  // matrices (rows 0-7 / 8-15) x (columns 0-7 / 8-15) of this warp's 16 columns of each block
-  // (its ldmatrix addresses then differ by whole blocks).
+  // Warp W = 2 pm + ph scores tokens 16 pm .. 16 pm + 15 of the tile over columns 32 ph ..
+  // 32 ph + 31 of each 64-column block (two 16-column steps t). Q (A fragments, rows 0-15, held
+  // through the item in 72 registers): matrices (rows 0-7 / 8-15) x (columns 0-7 / 8-15) of
+  // step t's 16 columns of each block (its ldmatrix addresses then differ by whole blocks). K
+  // (B fragments): matrices (tokens 0-7 / 8-15 of the warp's 16) x (columns 0-7 / 8-15).
+  const int pm = W / 2, ph = W % 2;
   const int q_row = (m8 % 2) * 8 + r8;
-  const char* q_lane = q + q_row * kRowBytes + (((2 * warp + m8 / 2) ^ r8) << 4);
-  // K (B fragments): matrices (tokens 0-7 / 8-15 of a 16-token group) x (columns 0-7 / 8-15).
-  const int k_off = (32 * g + (m8 / 2) * 8 + r8) * kRowBytes + (((2 * warp + m8 % 2) ^ r8) << 4);
+  uint32_t qf[kColBlocks][2][4];
+  int k_off[2];
+#pragma unroll
+  for (int t = 0; t < 2; ++t) {
+    const int c16 = 2 * ph + t;
+    const char* q_lane = q + q_row * kRowBytes + (((2 * c16 + m8 / 2) ^ r8) << 4);
+#pragma unroll
+    for (int i = 0; i < kColBlocks; ++i) sm80::ldsm_x4(q_lane + i * kQBlockBytes, qf[i][t]);
+    k_off[t] = (16 * pm + (m8 / 2) * 8 + r8) * kRowBytes + (((2 * c16 + m8 % 2) ^ r8) << 4);
+  }
   // V (B fragments, ldmatrix.trans) of column block W: matrices (tokens 0-7 / 8-15) x (columns
   // 16 n2 + 0-7 / 8-15); P (A fragments): matrices (rows 0-7 / 8-15) x (tokens 0-7 / 8-15).
   const int v_off = W * kKvBlockBytes + ((m8 % 2) * 8 + r8) * kRowBytes;
@@ -1460,53 +1469,35 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
   for (int j = 0; j < 8; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) oc[j][e] = 0.f;
-#if MLAW_SM90_NARROW_QREG
-  uint32_t qf[kColBlocks][4];  // (Q's A fragments held through the item)
-#pragma unroll
-  for (int i = 0; i < kColBlocks; ++i) sm80::ldsm_x4(q_lane + i * kQBlockBytes, qf[i]);
-#endif
   for (int it = 0; it < item.num_tiles; ++it, ++seq) {
     const int stage = __shfl_sync(0xffffffffu, seq % kStages, 0);
     MLAW_TRACE(seq, 0 + 7 * g);
     mbar_wait(&full[stage], (seq / kStages) & 1);
     MLAW_TRACE(seq, 1 + 7 * g);
     const char* st = smem + kSmemKv + stage * kKvStageBytes;
-    // ---- partial scores of the warpgroup's 32 tokens over this warp's columns ----
-    float sp[4][4];
+    // ---- partial scores of the warp's 16 tokens over its half of the columns ----
+    float sp[2][4];
 #pragma unroll
-    for (int nb = 0; nb < 4; ++nb)
+    for (int nb = 0; nb < 2; ++nb)
 #pragma unroll
       for (int e = 0; e < 4; ++e) sp[nb][e] = 0.f;
 #pragma unroll
-    for (int i = 0; i < kColBlocks; ++i) {
-#if MLAW_SM90_NARROW_QREG
-      const uint32_t (&qa)[4] = qf[i];
-#else
-      uint32_t qa[4];
-      sm80::ldsm_x4(q_lane + i * kQBlockBytes, qa);
-#endif
+    for (int i = 0; i < kColBlocks; ++i)
 #pragma unroll
-      for (int n2 = 0; n2 < 2; ++n2) {  // 16 tokens
+      for (int t = 0; t < 2; ++t) {
         uint32_t b[4];
-        sm80::ldsm_x4(st + k_off + i * kKvBlockBytes + n2 * 16 * kRowBytes, b);
-        sm80::mma_16816<TG>(sp[2 * n2], qa, b[0], b[1]);
-        sm80::mma_16816<TG>(sp[2 * n2 + 1], qa, b[2], b[3]);
+        sm80::ldsm_x4(st + k_off[t] + i * kKvBlockBytes, b);
+        sm80::mma_16816<TG>(sp[0], qf[i][t], b[0], b[1]);
+        sm80::mma_16816<TG>(sp[1], qf[i][t], b[2], b[3]);
       }
-    }
-    // token block nb of the warpgroup's 4 goes to warp nb; this warp keeps block `warp`
-    // (tokens 8 W .. 8 W + 7 of the tile)
+    // tokens 8 (W ^ 1) .. + 7 to the partner warp, which sends this warp's (tokens 8 W .. + 7)
 #pragma unroll
-    for (int nb = 0; nb < 4; ++nb)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) xs_out[(nb * 4 + e) * 32] = sp[nb][e];
+    for (int e = 0; e < 4; ++e) xs_out[e * 32] = ph ? sp[0][e] : sp[1][e];
     MLAW_TRACE(seq, 2 + 7 * g);
-    named_barrier(kBarNarrowWg + g, 128);
+    named_barrier(kBarNarrowPair + pm, 64);
     float s[4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int k = (4 * warp + e) * 32 + lane;
-      s[e] = (xs(4 * g)[k] + xs(4 * g + 1)[k]) + (xs(4 * g + 2)[k] + xs(4 * g + 3)[k]);
-    }
+    for (int e = 0; e < 4; ++e) s[e] = (ph ? sp[1][e] : sp[0][e]) + xs(W ^ 1)[e * 32 + lane];
     // ---- softmax of this warp's 8 tokens ----
     const int tok0 = item.kv_start + it * kKvTile + 8 * W + 2 * (lane % 4);
 #pragma unroll
