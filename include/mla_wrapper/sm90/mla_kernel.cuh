@@ -1369,7 +1369,7 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 //   scores: warp W takes tokens 16 pm .. 16 pm + 15 of the tile and columns 32 ph .. 32 ph + 31
 //     of each 64-column block of Q and K (ldmatrix; Q's fragments held in registers through
 //     the item), so it has partial scores of 16 tokens; warps W and W ^ 1 exchange the halves
-//     the other keeps through shared memory (rows 16-31 of the Q tile, which holds 16 rows; a
+//     the other keeps through shared memory (rows 16-19 of the Q tile, which holds 16 rows; a
 //     64-thread named barrier), so that warp W ends with the scores of tokens 8 W .. 8 W + 7;
 //   softmax: row maxima through shared memory (kBarMax), the lazy running max of `tiles`,
 //     P (16-bit) of its 8 tokens into the P tile (kBarP);
@@ -1412,7 +1412,8 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 #endif
 // Items of fewer tiles keep the wgmma path: at B=1 (items of 2-4 tiles) the narrow code, run
 // once from a cold instruction cache, cost more than its tiles saved (H200, CUDA graphs
-// 1.015-1.03x slower with every item narrow; logs/sm90_s51_2026-11-28 run 2).
+// 1.015-1.03x slower with every item narrow; logs/sm90_s51_2026-11-28 run 2; from 4 or 6 tiles
+// 0.97-1.01x, logs/sm90_s52_2026-11-28 run 11).
 #ifndef MLAW_SM90_NARROW_MIN_TILES
 #define MLAW_SM90_NARROW_MIN_TILES 8
 #endif
