@@ -1434,6 +1434,13 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
   char* q = smem + kSmemQ;
   char* p_tile = smem + kSmemP;
   float* red = reinterpret_cast<float*>(smem + kSmemRedMax);  // [16 rows][8 warps]
+  // the 8 warps' values of row lane / 4 + 8 r in `red`, folded pairwise by op (the row maxima
+  // during the tiles, the row sums at the end)
+  auto red_row = [&](int r, auto op) {
+    const float4 a = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8);
+    const float4 c = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8 + 4);
+    return op(op(op(a.x, a.y), op(a.z, a.w)), op(op(c.x, c.y), op(c.z, c.w)));
+  };
   // Rows 16-63 of the Q tile are free (at most 16 valid rows): partial scores between a pair of
   // warps go there, warp W's [4][32 lanes] (the partner's 8 tokens) in rows 16-19 of column
   // block W.
@@ -1517,10 +1524,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
     float alpha[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const float4 a = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8);
-      const float4 c = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8 + 4);
-      const float m_tile = fmaxf(fmaxf(fmaxf(a.x, a.y), fmaxf(a.z, a.w)),
-                                 fmaxf(fmaxf(c.x, c.y), fmaxf(c.z, c.w)));
+      const float m_tile = red_row(r, [](float x, float y) { return fmaxf(x, y); });
       const float m_new = m_tile > m_run[r] + kRescaleSlack ? m_tile : m_run[r];
       const float m_use = m_new == -INFINITY ? 0.f : m_new;
       alpha[r] = fast_exp2(m_run[r] - m_use);
@@ -1585,11 +1589,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float l = 0.f;
-      if (g == 0 && lane % 4 == 0) {
-        const float4 a = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8);
-        const float4 c = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8 + 4);
-        l = ((a.x + a.y) + (a.z + a.w)) + ((c.x + c.y) + (c.z + c.w));
-      }
+      if (g == 0 && lane % 4 == 0) l = red_row(r, [](float x, float y) { return x + y; });
       l_run[r] = l;
     }
   } else {
