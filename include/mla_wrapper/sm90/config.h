@@ -75,10 +75,11 @@ constexpr int kKvStageBytes = kColBlocks * kKvBlockBytes;        // 73728
 constexpr int kPBytes = kRowsPerTile * kRowBytes;                // 8192: one column block
 
 // An FP8 (e4m3) KV cache (KvE4m3 below): a tile's 36 KB of e4m3 bytes land in the upper half of
-// its 72 KB stage, unswizzled: the latent as 4 boxes of [64 tokens][128 columns], then the rope
-// columns as [64 tokens][64] (the TMA boxes and the cp.async gathers both write this layout);
+// its 72 KB stage: the latent as 4 boxes of [64 tokens][128 columns] in the 128-byte swizzle of
+// the 16-bit tiles (16-byte chunk x of token r at x ^ (r % 8)), then the rope columns as
+// [64 tokens][64] unswizzled (the TMA boxes and the cp.async gathers both write this layout);
 // the producer then widens them in place into the stage's 16-bit swizzled layout
-// (mla_kernel.cuh dequant_tile).
+// (mla_kernel.cuh dequant_tile), or the consumers read them as they are (narrow_tiles).
 constexpr int kRawBoxCols = 128;                                 // a latent box's columns (bytes)
 constexpr int kRawLatentBoxes = kHeadDimCkv / kRawBoxCols;       // 4
 constexpr int kRawRowBytes = kRawBoxCols;                        // 128

@@ -45,10 +45,11 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 }
 
 // A tensor of 16-bit elements as a TMA map in the 128-byte swizzle of the kernel's shared-memory
-// tiles (mla_kernel.cuh), or of bytes (elem_bytes 1: an e4m3 cache) unswizzled, as the stage's
-// e4m3 area wants them: kRank dimensions, dims[0] = 64 contiguous columns, the strides of
-// dims 1.. in elements (in any order: a dimension may step inside another's row), box[0] = 64
-// (an e4m3 latent: 128).
+// tiles (mla_kernel.cuh), or of bytes (elem_bytes 1: an e4m3 cache) as the stage's e4m3 area
+// wants them (a latent box's 128-byte rows in the same swizzle, the rope's 64-byte rows
+// unswizzled): kRank dimensions, dims[0] = 64 contiguous columns, the strides of dims 1.. in
+// elements (in any order: a dimension may step inside another's row), box[0] = 64 (an e4m3
+// latent: 128).
 // False where TMA cannot express it (alignment, strides): the caller then leaves those loads to
 // cp.async.
 // The maps' L2 promotion (a miss fetches 256 bytes), except the KV maps of a stream that only
@@ -77,7 +78,8 @@ inline bool encode_map(CUtensorMap* map, const void* base, const int64_t (&dims)
       elem_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16;
   return encode(map, type, kRank, const_cast<void*>(base), d, st, b, es,
                 CU_TENSOR_MAP_INTERLEAVE_NONE,
-                elem_bytes == 1 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
+                box[0] * elem_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                                           : CU_TENSOR_MAP_SWIZZLE_NONE,
                 CUtensorMapL2promotion(promotion),
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
@@ -534,12 +536,10 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     if constexpr (kQTmaKernel)
       if (qmaps.box_heads > 0) {
         kernel = mla_sm90_kernel<T, Kv, true, false, TKv>;
-        if constexpr (kNarrowKernel<Kv, TKv>) {
-          if (narrow_for(*args)) kernel = mla_sm90_kernel<T, Kv, true, false, TKv, true>;
-          else if (early_q_for(*plan, *args)) kernel = mla_sm90_kernel<T, Kv, true, true, TKv>;
-        } else if constexpr (std::is_same<Kv, PagedKv>::value) {
+        if constexpr (std::is_same<Kv, PagedKv>::value)
           if (early_q_for(*plan, *args)) kernel = mla_sm90_kernel<T, Kv, true, true, TKv>;
-        }
+        if constexpr (kNarrowKernel<Kv, TKv>)  // (in place of early Q: see kNarrowKernel)
+          if (narrow_for(*args)) kernel = mla_sm90_kernel<T, Kv, true, false, TKv, true>;
       }
     const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, *plan, *args, kvm,
                                                make_kv_maps<Kv, TKv>(*args), qmaps);

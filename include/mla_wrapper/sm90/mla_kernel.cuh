@@ -141,8 +141,9 @@
 // taking issue -> landed ~2440 + widening ~1700-2100 clocks.
 // With <= 16 heads (TP8) the e4m3 kernel is its narrow instance: an item's tiles on mma.sync
 // over its 16 rows (narrow_tiles below; H=16 rows 1.04-1.10x faster, session 51; Q's fragments
-// in registers and a pairwise exchange of partial scores 1.04-1.10x more, session 52), bound by
-// the SM's shared-memory traffic.
+// in registers and a pairwise exchange of partial scores 1.04-1.10x more, session 52), which
+// read the e4m3 bytes as they land and widen their fragments in registers: no widening in
+// shared memory for those tiles (session 53, 1.10-1.20x more).
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
@@ -294,6 +295,29 @@ struct WorkItem {
   __device__ __forceinline__ WorkItem(const MlaPlan& plan, int w, int num_heads, const Kv& kvm)
       : WorkItem(WorkRecord(plan, w), num_heads, kvm) {}
 };
+
+// The e4m3 kernel's narrow instance (kNarrow: launcher.cuh narrow_for): which items run their
+// tiles on mma.sync over their rows 0-15 (narrow_tiles below), for both roles: the producer
+// leaves those tiles' e4m3 bytes as they land, the consumers read them as they are.
+#ifndef MLAW_SM90_NARROW  // 0: the launcher never picks the narrow instance (A/B builds)
+#define MLAW_SM90_NARROW 1
+#endif
+// Items of fewer tiles keep the wgmma path. While narrow tiles were widened in shared memory
+// too (sessions 51-52) the threshold was 8 tiles: at B=1 (items of 2-4 tiles) the narrow code,
+// run once from a cold instruction cache, cost more than its tiles saved. Since their tiles
+// skip the widening (session 53, H200, against 8 on the same tensors,
+// logs/sm90_s53_2026-11-28 run 3): 2 tiles ran H=16 B=1 L=4096 1.10x faster at page 64 and
+// 1.12x at page 1 (CUDA graphs 1.02x / 1.05x), B=4-8 L=1024 1.03-1.05x, B=1 L=1024 0.96x
+// after an L2 flush (graphs equal); 4 tiles 1.0x; 12 or 16 tiles 0.80-0.83x at H=16 B=16
+// L=4096 and B=64 L=1024 (run 2).
+#ifndef MLAW_SM90_NARROW_MIN_TILES
+#define MLAW_SM90_NARROW_MIN_TILES 2
+#endif
+constexpr int kNarrowRows = 16;
+constexpr int kNarrowMinTiles = MLAW_SM90_NARROW_MIN_TILES;
+__device__ __forceinline__ bool narrow_item(const WorkItem& item) {
+  return item.valid_rows <= kNarrowRows && item.num_tiles >= kNarrowMinTiles;
+}
 
 // CTA c's first item, guessed to be at index c, as in a plan of at most one item per busy CTA
 // (B=1's pieces, batches cut into cluster pairs): each role uses that record without waiting
@@ -498,8 +522,11 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   // (logs/sm90_s49_2026-11-28 run 1): page 64 (TMA) 1.011-1.060x faster, page 1 (cp.async)
   // 1.012-1.040x, B=1 0.98-1.01x; the gather mode's fp8 rows 1.006-1.03x; the widening of an
   // H=16 B=128 tile 1872 -> 1636 clocks, the period 4104 -> 3943.
+  // (a latent box's rows land in the 128-byte swizzle: 16-byte chunk x of token row r at
+  // x ^ (r % 8), config.h kRawOffset)
   const int c = tid % 8, h = (tid / 8) % 2, t = tid / 16;
-  const uint32_t src0 = stage + kRawOffset + t * kRawRowBytes + h * kBlockCols + c * 8;
+  const uint32_t src0 =
+      stage + kRawOffset + t * kRawRowBytes + (((4 * h + c / 2) ^ t) << 4) + (c % 2) * 8;
   const uint32_t dst0 = stage + h * kKvBlockBytes + t * kRowBytes + ((c ^ t) << 4);
   auto src = [&](int k, int m) { return src0 + k * kRawBlockBytes + m * 8 * kRawRowBytes; };
   auto dst = [&](int k, int m) { return dst0 + 2 * k * kKvBlockBytes + m * 8 * kRowBytes; };
@@ -527,9 +554,12 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   load8(3);
   named_barrier(kBarWiden, kProducerThreads);  // boxes 2-3 read
   store8(3);
-  const int tr = 2 * t + h;  // (the rope's 64-byte rows: src0's offset t 128 + h 64 is tr 64)
+  // (the rope's 64-byte rows, unswizzled: src0 without its swizzle, t 128 + h 64 + c 8, is
+  // tr 64 + c 8)
+  const int tr = 2 * t + h;
 #pragma unroll
-  for (int m = 0; m < 4; ++m) r[m] = lds64(src0 + kRawRopeOffset + m * 16 * kRawRopeRowBytes);
+  for (int m = 0; m < 4; ++m)
+    r[m] = lds64((src0 ^ (t << 4)) + kRawRopeOffset + m * 16 * kRawRopeRowBytes);
   named_barrier(kBarWiden, kProducerThreads);  // the rope block read
   const uint32_t rope0 = stage + (kColBlocks - 1) * kKvBlockBytes + tr * kRowBytes +
                          ((c ^ (tr % 8)) << 4);
@@ -698,7 +728,7 @@ constexpr bool kE4m3PrefetchLines = MLAW_SM90_E4M3_PREFETCH_LINES != 0;
 // TKv: the cache's element (T, or KvE4m3: bytes land on `raw`, dequant_tile widens them; the
 // tile issued last is widened just before the producer waits for the next free stage, so that
 // a tile is widened while the consumers compute the one before it).
-template <typename T, typename TKv, typename Kv>
+template <typename T, typename TKv, bool kNarrow, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const KvTensorMaps& maps, const CtaStart<Kv>& start,
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty,
@@ -744,8 +774,23 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const uint32_t issuer_dst = issuer_tok * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   int pending = -1;  // e4m3: the tile issued last, not widened yet
+  // The narrow instance keeps a flag instead: a pending tile is always the one issued last,
+  // seq - 1 (every tile widens the pending one before it is issued). With `pending` and the
+  // paced test's per-CTA terms held across the loops the producer's 72 registers spilled 16
+  // bytes (the CtaStart word, w_end, num_items * 100, w_begin + 1); with the flag 4, with the
+  // flag and lone_busy below none (nvcc 13.0).
+  bool has_pending = false;  // (kNarrow)
+  static_assert(!kNarrow || kE4m3, "the narrow instance widens KvE4m3 tiles (dequant_tile)");
   auto widen_pending = [&]() {
-    if constexpr (kWiden) {
+    if constexpr (kWiden && kNarrow) {
+      if (has_pending) {
+        const int last = seq - 1;
+        const int st = last % kStages;
+        dequant_tile(kv_smem + st * kKvStageBytes, &raw[st], (last / kStages) & 1, &full[st],
+                     tid, last);
+        has_pending = false;
+      }
+    } else if constexpr (kWiden) {
       if (pending >= 0) {
         const int st = pending % kStages;
         if constexpr (kDsMla)
@@ -763,6 +808,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   // table, the cache and the gather mode's indices may come from the previous kernel.
   grid_dependency_wait();
   bool paced = false;  // this CTA's tiles go through the paced maps
+  // (kNarrow: short_item's per-CTA terms as one flag, see has_pending)
+  const bool lone_busy =
+      kNarrow && w_end == w_begin + 1 && num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = start.at(plan, w, args.num_heads, kvm);
     if (w == w_begin) MLAW_SPAN(6, global_timer_after(item.num_tiles + item.page_start));
@@ -781,10 +829,14 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     };
     if (item.num_tiles > 0) load_pages(0);  // (before the item's other work: see CtaStart)
     // a short item on a busy grid (the CTA's only one): paced where paced maps exist
-    const bool short_item = w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
-                            item.num_tiles <= kPacedMaxTiles &&
-                            num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
+    const bool short_item =
+        kNarrow ? lone_busy && item.num_tiles >= kPacedMinTiles && item.num_tiles <= kPacedMaxTiles
+                : w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
+                      item.num_tiles <= kPacedMaxTiles &&
+                      num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
     paced = maps.paced_rows > 0 && short_item;
+    // (narrow_tiles reads this item's e4m3 bytes as they land, on `raw`: no widening)
+    const bool narrow = kNarrow && narrow_item(item);
     const int rows = item.qo_len * args.num_heads;  // (the request's)
     const bool multi_tile = kKvFirstMultiTile && rows > kRowsPerTile && rows % kRowsPerTile == 0;
     policy = normal_heads && !multi_tile && !paced && !(kKvFirstShort && short_item)
@@ -794,8 +846,12 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     auto wait_stage = [&]() {
       MLAW_TRACE(seq, 14);
       if (seq >= kStages) {
-        if (tid < 32) mbar_wait(&empty[seq % kStages], ((seq / kStages) - 1) & 1);
-        named_barrier(kBarStageFree, kProducerThreads);
+        if constexpr (kNarrow) {  // (each thread acquires the consumers' reads: narrow_tiles)
+          mbar_wait(&empty[seq % kStages], ((seq / kStages) - 1) & 1);
+        } else {
+          if (tid < 32) mbar_wait(&empty[seq % kStages], ((seq / kStages) - 1) & 1);
+          named_barrier(kBarStageFree, kProducerThreads);
+        }
       }
       MLAW_TRACE(seq, 15);
       if (seq == 0) MLAW_SPAN(1, global_timer());
@@ -868,7 +924,8 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       } else {
         mbar_arrive(&landed[stage]);
       }
-      if (kE4m3) pending = seq;
+      if constexpr (kNarrow) has_pending = !narrow;
+      else if (kE4m3) pending = seq;
 #if MLAW_SM90_TRACE >= 2  // the producer waits for each tile it issued, so the consumers wait
                           // for loads: "issue -> scorer has tile" then bounds a load's latency
                           // (the producer's own wake-up, event 12, comes later still)
@@ -942,8 +999,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
           // H200, logs/sm90_s46_2026-11-28 run 1)
           if (chunk == 0) cp_async_16(base + kDsScaleOffset + j * 16, src + kDsScaleByte, valid);
         } else if constexpr (kE4m3) {
+          // (token j's chunk `chunk` of each latent box at chunk ^ (j % 8): j = tid / 8 + 16 p,
+          // so j 128 + chunk 16 is tid 16 + 2048 p)
           const char* src = reinterpret_cast<const char*>(ckv_row[p]);
-          const uint32_t dst = dst_stage + j * kRawRowBytes + chunk * 16;
+          const uint32_t dst = dst_stage + (kProducerThreads / 8) * p * kRawRowBytes +
+                               ((tid * 16) ^ ((tid / 8 % 8) << 4));
 #pragma unroll
           for (int b = 0; b < kRawLatentBoxes; ++b)
             cp_async_16(dst + b * kRawBlockBytes, src + b * kRawBoxCols, page[p] >= 0, policy);
@@ -964,7 +1024,8 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       // (asynchronously: the producer goes on to the next tile, so both stages can be in
       // flight).
       cp_async_mbar_arrive(&landed[stage]);
-      if (kWiden) pending = seq;
+      if constexpr (kNarrow) has_pending = !narrow;
+      else if (kWiden) pending = seq;
     }
   }
   widen_pending();
@@ -1362,63 +1423,52 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // Narrow tiles (an e4m3 cache's kernel instance for <= 16 heads, kNarrow: launcher.cuh
 // narrow_for): an item of at least kNarrowMinTiles tiles with at most kNarrowRows valid rows
 // (H <= 16 decode) runs its tiles on mma.sync m16n8k16 over those 16 rows instead of wgmma's
-// 64-row tile, 48 rows of which are padding there. With the cache's bytes halved, the 64-row
-// math chain set an H=16 tile's period, not the loads (H200 trace, B=128 L=16384: 3921 clocks a
-// tile, the score GEMM 1395, the other warpgroup's P V 1735). Warp W = 4 g + q (q = warp)
-// = 2 pm + ph:
-//   scores: warp W takes tokens 16 pm .. 16 pm + 15 of the tile and columns 32 ph .. 32 ph + 31
-//     of each 64-column block of Q and K (ldmatrix; Q's fragments held in registers through
-//     the item), so it has partial scores of 16 tokens; warps W and W ^ 1 exchange the halves
-//     the other keeps through shared memory (rows 16-19 of the Q tile, which holds 16 rows; a
-//     64-thread named barrier), so that warp W ends with the scores of tokens 8 W .. 8 W + 7;
+// 64-row tile, 48 rows of which are padding there, and reads the tile's e4m3 bytes where they
+// land (the `raw` barrier; the producer does not widen these tiles, produce): each warp widens
+// the K and V fragments it needs in registers (cvt.rn.f16x2.e4m3x2, exact). Warp W = 4 g + q
+// (q = warp) = 2 pm + ph:
+//   scores: warp W takes tokens 16 pm .. 16 pm + 15 of the tile and half of the 576 columns
+//     (latent boxes 2 ph, 2 ph + 1 and 32 rope columns, in a k order that lets one 16-byte read
+//     of a token's e4m3 row feed four k-steps; Q's fragments, in the same order, held in 72
+//     registers through the item), so it has partial scores of 16 tokens; warps W and W ^ 1
+//     exchange the halves the other keeps through shared memory (rows 16-19 of the Q tile,
+//     which holds 16 rows; a 64-thread named barrier), so that warp W ends with the scores of
+//     tokens 8 W .. 8 W + 7;
 //   softmax: row maxima through shared memory (kBarMax), the lazy running max of `tiles`,
 //     P (16-bit) of its 8 tokens into the P tile (kBarP);
-//   P V: O[16 rows, column block W] += P[16 x 64] V[64 x 64] (ldmatrix of P, ldmatrix.trans of
-//     V), then the warp's arrival on `empty`.
+//   P V: O[16 rows, columns 64 W .. + 63] += P[16 x 64] V[64 x 64] (ldmatrix of P; V's
+//     fragments from 8-byte reads of the e4m3 rows, two tokens' bytes interleaved by prmt, the
+//     output's columns permuted), then the warp's arrival on `empty`.
 // At the item's end the state moves into `tiles`' layout (warp 0 of warpgroup g holds rows 0-15
-// of columns 256 g .. 256 g + 255 in o; warpgroup 0's warp 0 the rows' l), so the epilogue and
-// a cluster pair's merge run unchanged. (Session 27 measured the same scheme on the 16-bit cache,
-// whose H <= 16 rows the loads bound: 0.98-1.02x, not kept there.)
-// H200, same tensors, against the e4m3 kernel without it (logs/sm90_s51_2026-11-28 runs 2-3):
-// H=16 memory rows 1.08-1.10x faster at page 64 and 1.05-1.06x at page 1, middle rows
-// 1.04-1.05x, B=1 from CUDA graphs 0.98-1.0x, MTP rows (32 rows: its wgmma path) and H >= 32
-// unchanged. Its trace (run 6): period 3667 clocks, the scores 1048, P V ~850, but each
-// warpgroup waits ~840 a tile for its tile: the two-stage chain of the widening bounds it now
-// (the stage is released ~1180 clocks before the producer, widening the other tile, can refill
-// it; its bytes land ~1640 clocks after, are widened in ~1750). Not kept: the refill's boxes
-// issued between the widening's phases as soon as the stage was free (run 7,
-// early_issue.patch there: 0.97-1.01x; the widening grew to ~2050 clocks); the tiles widened
-// by both consumer warpgroups instead, the producer refilling each stage as soon as it is free
-// (run 8, consumer_widen.patch: 0.88-0.98x: the widening then sits on the consumers' path). A first build
-// spilled ~250 bytes (run 1: H=16 B=1 1.17-1.24x slower, MTP rows 1.09-1.10x): its addresses,
-// which derive from lane and warp only, were hoisted out of the item loop and stayed live
-// through the wgmma path's items; the opaque moves below keep them in the item.
-// What bounds it (session 52, H200): shared memory. ncu at H=16 B=64 L=4096 page 64 (run 4):
-// L1/shared-memory throughput 74% of peak, DRAM 33%, issue slots 24% busy; a tile moves ~330 KB
-// through shared memory (TMA's 36 KB of e4m3 bytes, the widening's 36 KB read and 72 KB
-// written, K 72 and V 64 KB read, the partial scores' 32 KB, P 16 KB, Q's fragments 37 KB),
-// ~2600 clocks at 128 bytes a clock against the period's ~3700. So (A/Bs on the same tensors)
-// Q's fragments stay in registers through the item (run 5: H=16 rows 1.014-1.022x faster at
-// page 64, 1.034-1.058x at page 1, B=1 1.0-1.02x, H=128 unchanged; 36 registers with the
-// session-51 split of 2 token groups x 4 column quarters), and the split is 4 token groups x 2
-// column halves, so that only pairs of warps exchange partial scores (8 KB a tile instead of 32;
-// 72 registers of Q; run 8, against run 5's build: page 1 H=16 rows 1.023-1.039x faster, page
-// 64 B=64 L=4096 1.025x, B=1 1.0-1.02x). Not kept: a narrow item's odd tiles loaded into a spare raw buffer in the Q
-// tile's free rows 32-63, issued without waiting for their stage (runs 1-3,
-// spare_raw.patch): 1.11-1.18x slower; in 16-token boxes (the paced maps), the 20 TMA
-// instructions of a spare tile held its issuing thread ~2200 clocks, and the widening with it.
-#ifndef MLAW_SM90_NARROW  // 0: the launcher never picks the narrow instance (A/B builds)
-#define MLAW_SM90_NARROW 1
-#endif
-// Items of fewer tiles keep the wgmma path: at B=1 (items of 2-4 tiles) the narrow code, run
-// once from a cold instruction cache, cost more than its tiles saved (H200, CUDA graphs
-// 1.015-1.03x slower with every item narrow; logs/sm90_s51_2026-11-28 run 2; from 4 or 6 tiles
-// 0.97-1.01x, logs/sm90_s52_2026-11-28 run 11).
-#ifndef MLAW_SM90_NARROW_MIN_TILES
-#define MLAW_SM90_NARROW_MIN_TILES 8
-#endif
-constexpr int kNarrowRows = 16;
-constexpr int kNarrowMinTiles = MLAW_SM90_NARROW_MIN_TILES;
+// of columns 256 g .. 256 g + 255 in o, the permutation undone; warpgroup 0's warp 0 the rows'
+// l), so the epilogue and a cluster pair's merge run unchanged. (Session 27 measured the same
+// mma.sync scheme on the 16-bit cache, whose H <= 16 rows the loads bound: 0.98-1.02x, not
+// kept there.)
+// History (H200, A/Bs on the same tensors; sm90_history.md has the rest):
+// - session 51 (logs/sm90_s51_2026-11-28), on widened tiles read by ldmatrix: H=16 memory
+//   rows 1.08-1.10x faster at page 64 and 1.05-1.06x at page 1 than the 64-row wgmma path,
+//   middle rows 1.04-1.05x. Its trace: period 3667 clocks, each warpgroup waiting ~840 a tile
+//   for its tile: the two-stage chain of the widening (a tile's bytes land ~1640 clocks after
+//   the issue, are widened in ~1750) bound it.
+// - session 52 (logs/sm90_s52_2026-11-28): ncu put that tile at 74% of the L1/shared-memory
+//   throughput (a tile moved ~330 KB through shared memory); Q's fragments in registers
+//   (1.01-1.06x) and the split into 4 token groups x 2 column halves, partial scores exchanged
+//   between pairs of warps (1.01-1.05x more), cut ~61 KB of it.
+// - session 53 (logs/sm90_s53_2026-11-28 runs 1-2): the tiles read as they land (no widening
+//   in shared memory: ~130 KB a tile instead of ~270): H=16 rows 1.10-1.17x faster at page 64
+//   and 1.07-1.20x at page 1 than session 52's build, H=128 unchanged; B=1's items (2 tiles)
+//   were still widened then (1.02-1.07x slower from CUDA graphs: every e4m3 box now lands in
+//   the 128-byte swizzle, config.h) until the threshold went to 2 tiles (run 3). Trace at
+//   H=16 B=64 L=4096 (run 2): period 2942 clocks (3720 before), the scores with their
+//   fragments' widening ~1210, P V ~820, the producer waiting ~1500 a tile for a free stage:
+//   the consumers' chain bounds it now, not the loads.
+// Not kept: the refill's boxes issued between the widening's phases (s51 run 7: 0.97-1.01x);
+// widened by both consumer warpgroups (s51 run 8: 0.88-0.98x); a spare raw buffer in the Q
+// tile's free rows (s52 runs 1-3: 1.11-1.18x slower: 20 TMA boxes of 16 tokens held the
+// issuing thread ~2200 clocks). A first build spilled ~250 bytes (s51 run 1: B=1 1.17-1.24x
+// slower): its addresses, which derive from lane and warp only, were hoisted out of the item
+// loop and stayed live through the wgmma path's items; the opaque moves below keep them in the
+// item.
 constexpr int kBarNarrowPair = 11;  // + pm: warps 2 pm, 2 pm + 1's partial scores written (64)
 
 template <typename TG>
@@ -1431,6 +1481,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
   asm volatile("mov.b32 %0, %0;" : "+r"(lane));
   asm volatile("mov.b32 %0, %0;" : "+r"(warp));
   const int W = 4 * g + warp;
+  uint64_t* raw = empty + kStages + 3;  // (the kernel's barriers: a stage's e4m3 bytes landed)
   char* q = smem + kSmemQ;
   char* p_tile = smem + kSmemP;
   float* red = reinterpret_cast<float*>(smem + kSmemRedMax);  // [16 rows][8 warps]
@@ -1441,33 +1492,52 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
     const float4 c = *reinterpret_cast<const float4*>(red + (lane / 4 + 8 * r) * 8 + 4);
     return op(op(op(a.x, a.y), op(a.z, a.w)), op(op(c.x, c.y), op(c.z, c.w)));
   };
+  // m16n8k16 fragments: thread (gr, c) holds A's rows gr and gr + 8 and B's column gr, at
+  // k = 2 c, 2 c + 1 (a0, a1, b0) and 2 c + 8, 2 c + 9 (a2, a3, b1).
+  const int gr = lane / 4, c = lane % 4;
+  // Scores: warp W = 2 pm + ph takes tokens 16 pm .. 16 pm + 15 of the tile and half of the
+  // columns: latent boxes 2 ph and 2 ph + 1 (256 columns) and the rope's columns 32 ph .. + 31.
+  // The k order of a step is ours to choose, as long as Q's fragments follow it: step (bb, s,
+  // j) of box 2 ph + bb gives thread c the columns 32 c + 16 s + 4 j .. + 3 (k = 2 c, 2 c + 1,
+  // 2 c + 8, 2 c + 9), so that one 16-byte read of a token's chunk 2 c + s is four steps' B
+  // fragments (a word: b0 its bytes 0-1, b1 bytes 2-3); rope step u the columns
+  // 32 ph + 8 c + 4 u .. + 3 (one 8-byte read, two steps). A half-warp's 16-byte reads (tokens
+  // gr, chunks 2 c + s) land on 8 distinct chunks of the swizzle (x ^ gr): no bank conflict.
+  // Q (rows 0-15, f16) is read in that order once per item (72 registers).
+  const int pm = W / 2, ph = W % 2;
+  constexpr int kSteps = 2 * kRawBoxCols / 16 + 2;  // 18: a warp's k-steps of 16
+  uint32_t qf[kSteps][4];
+#pragma unroll
+  for (int i = 0; i < kSteps; ++i) {
+    const int bb = i / 8, s = (i / 4) % 2, j = i % 4, u = i % 2;
+    const char* a =
+        i < 16 ? q + (4 * ph + 2 * bb + c / 2) * kQBlockBytes + gr * kRowBytes +
+                     (((4 * (c % 2) + 2 * s + j / 2) ^ gr) << 4) + 8 * (j % 2)
+               : q + (kColBlocks - 1) * kQBlockBytes + gr * kRowBytes +
+                     (((4 * ph + c) ^ gr) << 4) + 8 * u;
+    const uint2 lo = *reinterpret_cast<const uint2*>(a);
+    const uint2 hi = *reinterpret_cast<const uint2*>(a + 8 * kRowBytes);
+    qf[i][0] = lo.x, qf[i][1] = hi.x, qf[i][2] = lo.y, qf[i][3] = hi.y;
+  }
+  const int k_lat = 2 * ph * kRawBlockBytes + (16 * pm + gr) * kRawRowBytes;
+  const int k_chunk = ((2 * c) ^ gr) << 4;  // chunk 2 c + s lies at k_chunk ^ 16 s
+  const int k_rope = kRawRopeOffset + (16 * pm + gr) * kRawRopeRowBytes + 32 * ph + 8 * c;
+  // P V: warp W's columns 64 W .. + 63 (latent box W / 2, its half W % 2). B fragments of step
+  // ks: tokens 16 ks + 2 c + d (+ 8 for b1), column gr of n-block jn = 64 W + 8 gr + jn (the
+  // output's columns permuted; undone at the item's end): two 8-byte reads of each of the
+  // thread's 4 tokens, pairs of tokens' bytes interleaved (prmt), then widened. A half-warp's
+  // reads (tokens 2 c + d, chunk 4 (W % 2) + gr / 2) land on 8 distinct chunks. P (A
+  // fragments, ldmatrix): matrices (rows 0-7 / 8-15) x (tokens 0-7 / 8-15).
+  int v_off[2];
+#pragma unroll
+  for (int d = 0; d < 2; ++d)
+    v_off[d] = (W / 2) * kRawBlockBytes + (2 * c + d) * kRawRowBytes +
+               (((4 * (W % 2) + gr / 2) ^ (2 * c + d)) << 4) + 8 * (gr % 2);
+  const int m8 = lane / 8, r8 = lane % 8;
+  const char* p_lane = p_tile + ((m8 % 2) * 8 + r8) * kRowBytes;
   // Rows 16-63 of the Q tile are free (at most 16 valid rows): partial scores between a pair of
   // warps go there, warp W's [4][32 lanes] (the partner's 8 tokens) in rows 16-19 of column
   // block W.
-  const int m8 = lane / 8, r8 = lane % 8;
-  // Warp W = 2 pm + ph scores tokens 16 pm .. 16 pm + 15 of the tile over columns 32 ph ..
-  // 32 ph + 31 of each 64-column block (two 16-column steps t). Q (A fragments, rows 0-15, held
-  // through the item in 72 registers): matrices (rows 0-7 / 8-15) x (columns 0-7 / 8-15) of
-  // step t's 16 columns of each block (its ldmatrix addresses then differ by whole blocks). K
-  // (B fragments): matrices (tokens 0-7 / 8-15 of the warp's 16) x (columns 0-7 / 8-15).
-  const int pm = W / 2, ph = W % 2;
-  const int q_row = (m8 % 2) * 8 + r8;
-  uint32_t qf[kColBlocks][2][4];
-  int k_off[2];
-#pragma unroll
-  for (int t = 0; t < 2; ++t) {
-    const int c16 = 2 * ph + t;
-    const char* q_lane = q + q_row * kRowBytes + (((2 * c16 + m8 / 2) ^ r8) << 4);
-#pragma unroll
-    for (int i = 0; i < kColBlocks; ++i) sm80::ldsm_x4(q_lane + i * kQBlockBytes, qf[i][t]);
-    k_off[t] = (16 * pm + (m8 / 2) * 8 + r8) * kRowBytes + (((2 * c16 + m8 % 2) ^ r8) << 4);
-  }
-  // V (B fragments, ldmatrix.trans) of column block W: matrices (tokens 0-7 / 8-15) x (columns
-  // 16 n2 + 0-7 / 8-15); P (A fragments): matrices (rows 0-7 / 8-15) x (tokens 0-7 / 8-15).
-  const int v_off = W * kKvBlockBytes + ((m8 % 2) * 8 + r8) * kRowBytes;
-  // the swizzled 16-byte chunk 2 j + m8 / 2 of rows r8 (mod 8), for V and P alike
-  auto sw = [&](int j) { return ((2 * j + m8 / 2) ^ r8) << 4; };
-  const char* p_lane = p_tile + q_row * kRowBytes;
   auto xs = [&](int sender) {
     return reinterpret_cast<float*>(q + sender * kQBlockBytes + kNarrowRows * kRowBytes);
   };
@@ -1480,34 +1550,59 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
   for (int it = 0; it < item.num_tiles; ++it, ++seq) {
     const int stage = __shfl_sync(0xffffffffu, seq % kStages, 0);
     MLAW_TRACE(seq, 0 + 7 * g);
-    mbar_wait(&full[stage], (seq / kStages) & 1);
+    mbar_wait(&raw[stage], (seq / kStages) & 1);
+    // `full` completes once a tile, the producer's arrivals in the widening's stead, so that
+    // its phases stay the ring's for the items that wait on it
+    if (W == 0 && lane == 0) mbar_arrive(&full[stage], kProducerThreads);
     MLAW_TRACE(seq, 1 + 7 * g);
-    const char* st = smem + kSmemKv + stage * kKvStageBytes;
+    const char* st = smem + kSmemKv + stage * kKvStageBytes + kRawOffset;
     // ---- partial scores of the warp's 16 tokens over its half of the columns ----
-    float sp[2][4];
+    float sp[2][2][4];  // [token block nb][chain s]: two accumulators a block, 9 steps each
 #pragma unroll
     for (int nb = 0; nb < 2; ++nb)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) sp[nb][e] = 0.f;
+      for (int s = 0; s < 2; ++s)
 #pragma unroll
-    for (int i = 0; i < kColBlocks; ++i)
+        for (int e = 0; e < 4; ++e) sp[nb][s][e] = 0.f;
 #pragma unroll
-      for (int t = 0; t < 2; ++t) {
-        uint32_t b[4];
-        sm80::ldsm_x4(st + k_off[t] + i * kKvBlockBytes, b);
-        sm80::mma_16816<TG>(sp[0], qf[i][t], b[0], b[1]);
-        sm80::mma_16816<TG>(sp[1], qf[i][t], b[2], b[3]);
+    for (int nb = 0; nb < 2; ++nb) {
+#pragma unroll
+      for (int bb = 0; bb < 2; ++bb)
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+          const uint4 w = *reinterpret_cast<const uint4*>(
+              st + k_lat + nb * 8 * kRawRowBytes + bb * kRawBlockBytes + (k_chunk ^ (16 * s)));
+          const uint32_t wj[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            uint32_t b0, b1;
+            widen_e4m3x4(wj[j], b0, b1);
+            sm80::mma_16816<TG>(sp[nb][s], qf[8 * bb + 4 * s + j], b0, b1);
+          }
+        }
+      const uint2 r = *reinterpret_cast<const uint2*>(st + k_rope + nb * 8 * kRawRopeRowBytes);
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        uint32_t b0, b1;
+        widen_e4m3x4(u ? r.y : r.x, b0, b1);
+        sm80::mma_16816<TG>(sp[nb][u], qf[16 + u], b0, b1);
       }
+    }
     // tokens 8 (W ^ 1) .. + 7 to the partner warp, which sends this warp's (tokens 8 W .. + 7)
+    float sn[2][4];  // [nb]: the scores of token block nb
 #pragma unroll
-    for (int e = 0; e < 4; ++e) xs_out[e * 32] = ph ? sp[0][e] : sp[1][e];
+    for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sn[nb][e] = sp[nb][0][e] + sp[nb][1][e];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) xs_out[e * 32] = ph ? sn[0][e] : sn[1][e];
     MLAW_TRACE(seq, 2 + 7 * g);
     named_barrier(kBarNarrowPair + pm, 64);
     float s[4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) s[e] = (ph ? sp[1][e] : sp[0][e]) + xs(W ^ 1)[e * 32 + lane];
+    for (int e = 0; e < 4; ++e) s[e] = (ph ? sn[1][e] : sn[0][e]) + xs(W ^ 1)[e * 32 + lane];
     // ---- softmax of this warp's 8 tokens ----
-    const int tok0 = item.kv_start + it * kKvTile + 8 * W + 2 * (lane % 4);
+    const int tok0 = item.kv_start + it * kKvTile + 8 * W + 2 * c;
 #pragma unroll
     for (int e = 0; e < 4; ++e)
       if (tok0 + (e % 2) >= limit[e / 2]) s[e] = -INFINITY;
@@ -1517,7 +1612,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
       mx[r] = fmaxf(s[2 * r], s[2 * r + 1]) * sl[r];
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      if (lane % 4 == 0) red[(lane / 4 + 8 * r) * 8 + W] = mx[r];
+      if (c == 0) red[(gr + 8 * r) * 8 + W] = mx[r];
     }
     named_barrier(kBarMax, kConsumerThreads);
     MLAW_TRACE(seq, 3 + 7 * g);
@@ -1533,9 +1628,9 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
       const float p0 = fast_exp2(fmaf(s[2 * r], sl[r], -m_use));
       const float p1 = fast_exp2(fmaf(s[2 * r + 1], sl[r], -m_use));
       l_run[r] += p0 + p1;
-      const int row = lane / 4 + 8 * r;
-      *reinterpret_cast<uint32_t*>(p_tile + row * kRowBytes + ((W ^ (row % 8)) << 4) +
-                                   4 * (lane % 4)) = ElementTraits<TG>::pack(p0, p1);
+      const int row = gr + 8 * r;
+      *reinterpret_cast<uint32_t*>(p_tile + row * kRowBytes + ((W ^ (row % 8)) << 4) + 4 * c) =
+          ElementTraits<TG>::pack(p0, p1);
     }
     if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
@@ -1546,22 +1641,39 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
     MLAW_TRACE(seq, 4 + 7 * g);
     named_barrier(kBarP, kConsumerThreads);
     MLAW_TRACE(seq, 5 + 7 * g);
-    // ---- O[16 rows, column block W] += P V ----
+    // ---- O[16 rows, columns 64 W .. + 63] += P V ----
 #pragma unroll
     for (int ks = 0; ks < kKvTile / 16; ++ks) {
       uint32_t pa[4];
-      sm80::ldsm_x4(p_lane + sw(ks), pa);
+      sm80::ldsm_x4(p_lane + (((2 * ks + m8 / 2) ^ r8) << 4), pa);
+      uint2 v[2][2];  // [b0 / b1][token 2 c / 2 c + 1]: columns 8 gr .. + 7
 #pragma unroll
-      for (int n2 = 0; n2 < 4; ++n2) {
-        uint32_t b[4];
-        sm80::ldsm_x4_trans(st + v_off + ks * 16 * kRowBytes + sw(n2), b);
-        sm80::mma_16816<TG>(oc[2 * n2], pa, b[0], b[1]);
-        sm80::mma_16816<TG>(oc[2 * n2 + 1], pa, b[2], b[3]);
-      }
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int d = 0; d < 2; ++d)
+          v[h][d] = *reinterpret_cast<const uint2*>(st + v_off[d] +
+                                                    (16 * ks + 8 * h) * kRawRowBytes);
+      uint32_t b[2][8];  // [b0 / b1][n-block jn]
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int x = 0; x < 2; ++x) {
+          const uint32_t t0 = x ? v[h][0].y : v[h][0].x, t1 = x ? v[h][1].y : v[h][1].x;
+          widen_e4m3x4(__byte_perm(t0, t1, 0x5140), b[h][4 * x], b[h][4 * x + 1]);
+          widen_e4m3x4(__byte_perm(t0, t1, 0x7362), b[h][4 * x + 2], b[h][4 * x + 3]);
+        }
+#pragma unroll
+      for (int jn = 0; jn < 8; ++jn) sm80::mma_16816<TG>(oc[jn], pa, b[0][jn], b[1][jn]);
     }
     MLAW_TRACE(seq, 6 + 7 * g);
-    __syncwarp();
-    if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
+    // Every thread releases its own reads of the stage (the narrow instance's `empty` counts
+    // threads) and every producer thread acquires them itself before its copies (produce's
+    // wait_stage). With one arrival a warp after __syncwarp and warp 0's wait + a named
+    // barrier (the ring's protocol, which the wgmma path's async-proxy reads keep), racecheck
+    // flagged these ld.shared reads against the next tile's cp.async writes (~2300 hazards,
+    // logs/sm90_s53_2026-11-28 run 4; still with the arrivals alone, run 5; 0 with both, run
+    // 6; the grid's timings equal within 2%, run 5).
+    mbar_arrive(&empty[stage]);
   }
   // ---- into `tiles`' layout for the epilogue ----
 #pragma unroll
@@ -1569,17 +1681,20 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
     float l = l_run[r];
     l += __shfl_xor_sync(0xffffffffu, l, 1);
     l += __shfl_xor_sync(0xffffffffu, l, 2);
-    if (lane % 4 == 0) red[(lane / 4 + 8 * r) * 8 + W] = l;
+    if (c == 0) red[(gr + 8 * r) * 8 + W] = l;
   }
   // warp (g, w)'s [32 values][32 lanes] in rows 32-63 of column block 4 g + w (warp 0's too:
-  // its o then fills from shared memory alone)
+  // its o then fills from shared memory alone), in the order of warp 0's o: oc[jn][e] (row
+  // gr + 8 (e / 2), column 64 W + 8 (2 c + e % 2) + jn) is o[32 w + 4 (2 c + e % 2) + 2 (e / 2)
+  // + jn % 2] of lane 4 gr + jn / 2.
   auto xo = [&](int w) {
     return reinterpret_cast<float*>(q + (4 * g + w) * kQBlockBytes + 2 * kNarrowRows * kRowBytes);
   };
 #pragma unroll
-  for (int j = 0; j < 8; ++j)
+  for (int jn = 0; jn < 8; ++jn)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) xo(warp)[(4 * j + e) * 32 + lane] = oc[j][e];
+    for (int e = 0; e < 4; ++e)
+      xo(warp)[(4 * (2 * c + e % 2) + 2 * (e / 2) + jn % 2) * 32 + 4 * gr + jn / 2] = oc[jn][e];
   named_barrier(kBarQ, kConsumerThreads);
   if (warp == 0) {
 #pragma unroll
@@ -1589,7 +1704,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float l = 0.f;
-      if (g == 0 && lane % 4 == 0) l = red_row(r, [](float x, float y) { return x + y; });
+      if (g == 0 && c == 0) l = red_row(r, [](float x, float y) { return x + y; });
       l_run[r] = l;
     }
   } else {
@@ -1681,8 +1796,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     // the score scale of this thread's rows (an e4m3 cache: over their power of two, q_to_f16)
     float sl[2] = {scale_log2, scale_log2};
     // (kNarrow: this item's tiles on mma.sync over its rows 0-15, narrow_tiles)
-    const bool narrow =
-        kNarrow && item.valid_rows <= kNarrowRows && item.num_tiles >= kNarrowMinTiles;
+    const bool narrow = kNarrow && narrow_item(item);
     if (kE4m3 && item.num_tiles > 0) {
       if (!MLAW_SM90_PROBE_NO_QF16)
         q_to_f16<T, kNarrow>(smem + kSmemQ, red_sum, rows, item.valid_rows, args.kpe_scale,
@@ -1751,7 +1865,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         if (kRole == 1 && seq == 0) MLAW_SPAN(2, global_timer());
         fence_proxy_async();  // the producer's cp.async writes, acquired above, feed wgmma
 #if MLAW_SM90_PROBE_NO_MATH  // probe (wrong results): the ring released as each tile lands
-        if (lane == 0) mbar_arrive(&empty[stage]);
+        if (lane == 0) mbar_arrive(&empty[stage], kNarrow ? 32 : 1);
         continue;
 #endif
         const int tok0 = item.kv_start + it * kKvTile + g * kScoreTokens + 2 * (lane % 4);
@@ -1964,7 +2078,12 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         if (kRole == 1) MLAW_SPAN(3, global_timer());
         fence_operands(o);
         // one arrival per consumer warp (with q_next, the last tile's after the epilogue)
-        if (lane == 0 && !(q_next && last)) mbar_arrive(&empty[stage]);
+        if (lane == 0 && !(q_next && last)) {
+          if constexpr (kNarrow)  // (its `empty` counts threads: narrow_tiles)
+            mbar_arrive(&empty[stage], 32);
+          else
+            mbar_arrive(&empty[stage]);
+        }
       }
     };
     if (narrow) {
@@ -2119,7 +2238,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], kProducerThreads);
-      mbar_init(&empty[s], kConsumerThreads / 32);
+      // one arrival a consumer warp (the narrow instance: a thread, narrow_tiles)
+      mbar_init(&empty[s], kNarrow ? kConsumerThreads : kConsumerThreads / 32);
     }
     if (kPairs<Kv>) {  // a cluster pair's `ready` and `xchg` (pair_merge)
       mbar_init(empty + kStages, 1);
@@ -2138,7 +2258,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       prefetch_tensor_map(&maps.kpe);
     }
     if (threadIdx.x == 64) prefetch_combine_plan(plan);
-    produce<T, TKv>(plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty,
+    produce<T, TKv, kNarrow>(plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty,
                     empty + kStages + 3);
   } else {
     setmaxnreg_inc<kWidenedKv<TKv> ? kConsumerRegsE4m3 : kConsumerRegs>();

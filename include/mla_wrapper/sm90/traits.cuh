@@ -125,6 +125,12 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar))
                : "memory");
 }
+// count arrivals at once
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+               "r"(count)
+               : "memory");
+}
 // Waits for the phase of `bar` with this parity. A wait that lasts MLAW_SM90_WAIT_TIMEOUT_CYCLES
 // (tens of seconds: a healthy wait lasts microseconds) traps instead of hanging the GPU: a
 // protocol bug then surfaces as a launch error ("unspecified launch failure"), not a hung server.
@@ -247,18 +253,22 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-// Eight e4m3 values (8 bytes, the first in the lowest byte) as eight f16 values (exact:
-// cvt.rn.f16x2.e4m3x2, one instruction a pair). An e4m3 cache's GEMMs run in f16 whatever the
-// query's element (consume's Q conversion), so the widening is these four instructions.
+// Four e4m3 values (bytes 0-3 of w) exactly as f16 pairs (cvt.rn.f16x2.e4m3x2, one instruction
+// a pair): lo = bytes 0-1, hi = bytes 2-3, the lower byte in the lower half.
+__device__ __forceinline__ void widen_e4m3x4(uint32_t w, uint32_t& lo, uint32_t& hi) {
+  asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %2;\n cvt.rn.f16x2.e4m3x2 %0, lo;\n"
+      " cvt.rn.f16x2.e4m3x2 %1, hi;\n}"
+      : "=r"(lo), "=r"(hi)
+      : "r"(w));
+}
+// Eight e4m3 values (8 bytes, the first in the lowest byte) as eight f16 values. An e4m3
+// cache's GEMMs run in f16 whatever the query's element (consume's Q conversion), so the
+// widening is these four instructions.
 __device__ __forceinline__ uint4 widen_e4m3x8(uint2 v) {
-  uint32_t h[4];
-#pragma unroll
-  for (int i = 0; i < 2; ++i)
-    asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %2;\n cvt.rn.f16x2.e4m3x2 %0, lo;\n"
-        " cvt.rn.f16x2.e4m3x2 %1, hi;\n}"
-        : "=r"(h[2 * i]), "=r"(h[2 * i + 1])
-        : "r"(i == 0 ? v.x : v.y));
-  return make_uint4(h[0], h[1], h[2], h[3]);
+  uint4 h;
+  widen_e4m3x4(v.x, h.x, h.y);
+  widen_e4m3x4(v.y, h.z, h.w);
+  return h;
 }
 
 // Arrives on `bar` once every cp.async this thread issued so far has completed (the arrival
