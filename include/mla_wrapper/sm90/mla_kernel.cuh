@@ -1462,7 +1462,10 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 //   H=16 B=64 L=4096 (run 2): period 2942 clocks (3720 before), the scores with their
 //   fragments' widening ~1210, P V ~820, the producer waiting ~1500 a tile for a free stage:
 //   the consumers' chain bounds it now, not the loads.
-// Not kept: the refill's boxes issued between the widening's phases (s51 run 7: 0.97-1.01x);
+// Not kept: the next tile's scores computed beside this tile's P V, the stage released after
+// both (s53 run 8, narrow_pipe.patch there: 1.10-1.17x slower; ncu (run 7) finds the tile
+// latency-bound, 0.55 eligible warps a scheduler, issue 38%, shared memory 32%); the refill's
+// boxes issued between the widening's phases (s51 run 7: 0.97-1.01x);
 // widened by both consumer warpgroups (s51 run 8: 0.88-0.98x); a spare raw buffer in the Q
 // tile's free rows (s52 runs 1-3: 1.11-1.18x slower: 20 TMA boxes of 16 tokens held the
 // issuing thread ~2200 clocks). A first build spilled ~250 bytes (s51 run 1: B=1 1.17-1.24x
