@@ -774,11 +774,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const uint32_t issuer_dst = issuer_tok * kRowBytes;
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   int pending = -1;  // e4m3: the tile issued last, not widened yet
-  // The narrow instance keeps a flag instead: a pending tile is always the one issued last,
-  // seq - 1 (every tile widens the pending one before it is issued). With `pending` and the
-  // paced test's per-CTA terms held across the loops the producer's 72 registers spilled 16
-  // bytes (the CtaStart word, w_end, num_items * 100, w_begin + 1); with the flag 4, with the
-  // flag and lone_busy below none (nvcc 13.0).
+  // The narrow instance keeps a flag instead (a pending tile is always the one issued last,
+  // seq - 1: every tile widens the pending one before it is issued), and the paced test's
+  // per-CTA terms as one flag (lone_busy below): with `pending` and those terms held across
+  // the loops, its producer's 72 registers spilled 16 bytes (the CtaStart word, w_end and the
+  // paced test's terms, reloaded per item; session 53, nvcc 13.0).
   bool has_pending = false;  // (kNarrow)
   static_assert(!kNarrow || kE4m3, "the narrow instance widens KvE4m3 tiles (dequant_tile)");
   auto widen_pending = [&]() {

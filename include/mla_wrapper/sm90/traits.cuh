@@ -125,7 +125,7 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar))
                : "memory");
 }
-// count arrivals at once
+// `count` arrivals at once (the narrow instance's wgmma path: a warp's 32, mla_kernel.cuh)
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar, uint32_t count) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
                "r"(count)
