@@ -846,12 +846,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     auto wait_stage = [&]() {
       MLAW_TRACE(seq, 14);
       if (seq >= kStages) {
-        if constexpr (kNarrow) {  // (each thread acquires the consumers' reads: narrow_tiles)
-          mbar_wait(&empty[seq % kStages], ((seq / kStages) - 1) & 1);
-        } else {
-          if (tid < 32) mbar_wait(&empty[seq % kStages], ((seq / kStages) - 1) & 1);
-          named_barrier(kBarStageFree, kProducerThreads);
-        }
+        // (the narrow instance: each thread acquires the consumers' reads, narrow_tiles)
+        if (kNarrow || tid < 32) mbar_wait(&empty[seq % kStages], ((seq / kStages) - 1) & 1);
+        if constexpr (!kNarrow) named_barrier(kBarStageFree, kProducerThreads);
       }
       MLAW_TRACE(seq, 15);
       if (seq == 0) MLAW_SPAN(1, global_timer());
