@@ -313,9 +313,10 @@ def test_fp8_few_query_rows(workspace, poison, heads, qo_len, num_reqs, dtype):
     times kpe / ckv = 3, so that a row scaled by another row's power of two would show (the
     largest rows' scores have a standard deviation of ~4: not one-hot); 300 requests: CTAs of
     several items (the early-Q instance at 32 heads, the narrow one at 16). 8 and 16 heads run
-    the narrow instance (mma.sync over rows 0-15 for items of >= 8 tiles, each row's scale read
-    back from the other rows' threads): 8 or 16 valid rows on it, causal MTP rows of 8 heads x
-    2 tokens on it, and 16 x 2 (32 rows) on its wgmma path."""
+    the narrow instance (mma.sync over rows 0-15 for items of >= 2 tiles, reading the e4m3 bytes
+    as they land, each row's scale read back from the other rows' threads): 8 or 16 valid rows
+    on it, causal MTP rows of 8 heads x 2 tokens on it, and 16 x 2 (32 rows) on its wgmma
+    path."""
     lens = ([1, 700, 64, 2500] * 75)[:num_reqs]
     b = make_fp8_batch(lens, qo_len, heads, 64, DTYPES[dtype], seed=heads * 10 + qo_len,
                        ckv_scale=2.0 ** -12, kpe_scale=3 * 2.0 ** -12)
@@ -329,11 +330,12 @@ def test_fp8_few_query_rows(workspace, poison, heads, qo_len, num_reqs, dtype):
     (16, 1, "bf16", False), (16, 1, "fp16", True), (8, 2, "bf16", True), (8, 1, "fp16", False),
     (16, 2, "bf16", True)])
 def test_fp8_narrow_instance(workspace, poison, heads, qo_len, dtype, scaled):
-    """8 and 16 heads run the e4m3 kernel's narrow instance: its items of >= 8 kv tiles and <= 16
-    valid rows on mma.sync over rows 0-15 (long requests: items of 8-16 tiles and more), shorter
-    items and 32-row MTP tiles (16 x 2) on its wgmma path; causal MTP rows (8 x 2) on the
-    narrow path; with `scaled`, query rows 2^-10 to 2^12 apart (fp16: 2^9), so that each row
-    needs its own power of two, which the narrow path reads back for rows 0-15."""
+    """8 and 16 heads run the e4m3 kernel's narrow instance: its items of >= 2 kv tiles and <= 16
+    valid rows on mma.sync over rows 0-15, reading the e4m3 bytes as they land (long requests:
+    items of many tiles, their last ones by cp.async), one-tile items and 32-row MTP tiles
+    (16 x 2) on its wgmma path over widened tiles; causal MTP rows (8 x 2) on the narrow path;
+    with `scaled`, query rows 2^-10 to 2^12 apart (fp16: 2^9), so that each row needs its own
+    power of two, which the narrow path reads back for rows 0-15."""
     b = make_fp8_batch([9000, 4500, 600, 0, 1], qo_len, heads, 64, DTYPES[dtype],
                        seed=heads * 7 + qo_len, ckv_scale=2.0 ** -12 if scaled else 0.37,
                        kpe_scale=3 * 2.0 ** -12 if scaled else 1.9)
