@@ -1506,18 +1506,38 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
   // Q (rows 0-15, f16) is read in that order once per item (72 registers).
   const int pm = W / 2, ph = W % 2;
   constexpr int kSteps = 2 * kRawBoxCols / 16 + 2;  // 18: a warp's k-steps of 16
+  // Q's fragments go through shared memory in fragment order, so that each is born in a
+  // register quad (mma's A operand) by one 16-byte read: gathered from the Q tile straight into
+  // registers (two 8-byte reads each), ptxas kept them in scattered registers and assembled every
+  // score mma's A quad with four moves (~140 a tile; without them H=16 rows run 1.04-1.11x
+  // faster at page 64 and 1.05-1.15x at page 1, logs/sm90_s54_2026-11-28 run 4). Each warp
+  // stages kQStage of its fragments at a time in rows 32-55 of Q-tile block W (free until the
+  // item-end exchange, xo below), so no barrier wider than the warp: staged by warps 0-1 for
+  // all, behind a 256-thread barrier, H=16 B=16 L=4096 ran 1.05x slower (run 4).
+  constexpr int kQStage = 6;
+  char* q_stage = q + W * kQBlockBytes + 2 * kNarrowRows * kRowBytes + 16 * lane;
   uint32_t qf[kSteps][4];
 #pragma unroll
-  for (int i = 0; i < kSteps; ++i) {
-    const int bb = i / 8, s = (i / 4) % 2, j = i % 4, u = i % 2;
-    const char* a =
-        i < 16 ? q + (4 * ph + 2 * bb + c / 2) * kQBlockBytes + gr * kRowBytes +
-                     (((4 * (c % 2) + 2 * s + j / 2) ^ gr) << 4) + 8 * (j % 2)
-               : q + (kColBlocks - 1) * kQBlockBytes + gr * kRowBytes +
-                     (((4 * ph + c) ^ gr) << 4) + 8 * u;
-    const uint2 lo = *reinterpret_cast<const uint2*>(a);
-    const uint2 hi = *reinterpret_cast<const uint2*>(a + 8 * kRowBytes);
-    qf[i][0] = lo.x, qf[i][1] = hi.x, qf[i][2] = lo.y, qf[i][3] = hi.y;
+  for (int i0 = 0; i0 < kSteps; i0 += kQStage) {
+#pragma unroll
+    for (int i = i0; i < i0 + kQStage; ++i) {
+      const int bb = i / 8, s = (i / 4) % 2, j = i % 4, u = i % 2;
+      const char* a =
+          i < 16 ? q + (4 * ph + 2 * bb + c / 2) * kQBlockBytes + gr * kRowBytes +
+                       (((4 * (c % 2) + 2 * s + j / 2) ^ gr) << 4) + 8 * (j % 2)
+                 : q + (kColBlocks - 1) * kQBlockBytes + gr * kRowBytes +
+                       (((4 * ph + c) ^ gr) << 4) + 8 * u;
+      const uint2 lo = *reinterpret_cast<const uint2*>(a);
+      const uint2 hi = *reinterpret_cast<const uint2*>(a + 8 * kRowBytes);
+      *reinterpret_cast<uint4*>(q_stage + (i - i0) * 512) = make_uint4(lo.x, hi.x, lo.y, hi.y);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int i = i0; i < i0 + kQStage; ++i) {
+      const uint4 f = *reinterpret_cast<const uint4*>(q_stage + (i - i0) * 512);
+      qf[i][0] = f.x, qf[i][1] = f.y, qf[i][2] = f.z, qf[i][3] = f.w;
+    }
+    __syncwarp();
   }
   const int k_lat = 2 * ph * kRawBlockBytes + (16 * pm + gr) * kRawRowBytes;
   const int k_chunk = ((2 * c) ^ gr) << 4;  // chunk 2 c + s lies at k_chunk ^ 16 s
