@@ -1289,6 +1289,19 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
 }
 
 constexpr float kRescaleSlack = 8.f;  // log2 units: P <= 256 between rescales
+// Lazy rescaling of a row (`tiles`, narrow_tiles): the running max m_run moves only when the
+// tile's max m_tile passes it by more than kRescaleSlack; sets alpha, the factor O and l_run
+// take (l_run already times it), and returns the max this tile's P use (0 while the row has
+// seen nothing).
+__device__ __forceinline__ float lazy_max(float m_tile, float& m_run, float& l_run,
+                                          float& alpha) {
+  const float m_new = m_tile > m_run + kRescaleSlack ? m_tile : m_run;
+  const float m_use = m_new == -INFINITY ? 0.f : m_new;
+  alpha = fast_exp2(m_run - m_use);
+  m_run = m_new;
+  l_run *= alpha;
+  return m_use;
+}
 #ifndef MLAW_SM90_VOTE_MAX  // 0: every tile's row maxima through shuffles (A/B builds)
 #define MLAW_SM90_VOTE_MAX 1
 #endif
@@ -1640,11 +1653,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const float m_tile = red_row(r, [](float x, float y) { return fmaxf(x, y); });
-      const float m_new = m_tile > m_run[r] + kRescaleSlack ? m_tile : m_run[r];
-      const float m_use = m_new == -INFINITY ? 0.f : m_new;
-      alpha[r] = fast_exp2(m_run[r] - m_use);
-      m_run[r] = m_new;
-      l_run[r] *= alpha[r];
+      const float m_use = lazy_max(m_tile, m_run[r], l_run[r], alpha[r]);
       const float p0 = fast_exp2(fmaf(s[2 * r], sl[r], -m_use));
       const float p1 = fast_exp2(fmaf(s[2 * r + 1], sl[r], -m_use));
       l_run[r] += p0 + p1;
@@ -2040,12 +2049,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
             // kRescaleSlack (log2 units), so P stays <= 2^kRescaleSlack and O is rarely
             // rescaled; the result is the same (O / l and m + log2(l) use one max). The gather
             // mode reports the exact row max (max_logits), kept apart.
-            const float m_new = m_tile > m_run[r] + kRescaleSlack ? m_tile : m_run[r];
             if constexpr (Kv::kMaskInvalid) m_max[r] = fmaxf(m_max[r], m_tile);
-            m_use[r] = m_new == -INFINITY ? 0.f : m_new;
-            alpha[r] = fast_exp2(m_run[r] - m_use[r]);
-            m_run[r] = m_new;
-            l_run[r] *= alpha[r];
+            m_use[r] = lazy_max(m_tile, m_run[r], l_run[r], alpha[r]);
             if (kScorers == 1 && lane % 4 == 0) red_max[rows[r]] = alpha[r];  // for the other
           }
         }
