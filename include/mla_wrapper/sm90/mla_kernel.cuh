@@ -143,7 +143,8 @@
 // over its 16 rows (narrow_tiles below; H=16 rows 1.04-1.10x faster, session 51; Q's fragments
 // in registers and a pairwise exchange of partial scores 1.04-1.10x more, session 52), which
 // read the e4m3 bytes as they land and widen their fragments in registers: no widening in
-// shared memory for those tiles (session 53, 1.10-1.20x more).
+// shared memory for those tiles (session 53, 1.10-1.20x more), with Q's fragments staged into
+// the register quads the mma reads (session 54, 1.04-1.15x more).
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
@@ -1472,9 +1473,16 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 //   H=16 B=64 L=4096 (run 2): period 2942 clocks (3720 before), the scores with their
 //   fragments' widening ~1210, P V ~820, the producer waiting ~1500 a tile for a free stage:
 //   the consumers' chain bounds it now, not the loads.
+// - session 54 (logs/sm90_s54_2026-11-28): Q's fragments staged so that each is born in its
+//   register quad (below): H=16 rows 1.04-1.11x faster at page 64, 1.05-1.15x at page 1 (run
+//   4); period 2650 clocks, scores ~940, P V ~800 (run 5); ncu: no stall reason dominant (run 6).
 // Not kept: the next tile's scores computed beside this tile's P V, the stage released after
 // both (s53 run 8, narrow_pipe.patch there: 1.10-1.17x slower; ncu (run 7) finds the tile
-// latency-bound, 0.55 eligible warps a scheduler, issue 38%, shared memory 32%); the refill's
+// latency-bound, 0.55 eligible warps a scheduler, issue 38%, shared memory 32%); the same in a
+// ring of four slots of one e4m3 tile, two to a stage, so that no refill waits for it (s54
+// runs 1-3, ring4_pipe.patch there: 1.01-1.09x slower, the P V beside the next scores longer
+// than the two apart); four accumulator chains a token block for the scores (s54 run 6: 0.99x);
+// the refill's
 // boxes issued between the widening's phases (s51 run 7: 0.97-1.01x);
 // widened by both consumer warpgroups (s51 run 8: 0.88-0.98x); a spare raw buffer in the Q
 // tile's free rows (s52 runs 1-3: 1.11-1.18x slower: 20 TMA boxes of 16 tokens held the
