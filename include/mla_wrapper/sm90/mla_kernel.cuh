@@ -314,6 +314,16 @@ struct WorkItem {
 #ifndef MLAW_SM90_NARROW_MIN_TILES
 #define MLAW_SM90_NARROW_MIN_TILES 2
 #endif
+// 1 (an A/B build, not measured yet: written in session 54 without device time left): a narrow
+// tile's P computed against the running max and written before one 256-thread barrier that also
+// votes whether every row's tile max stayed within kRescaleSlack of it (the lazy max would not
+// move: past an item's first tiles, nearly always), instead of a barrier for the rows' maxima
+// and one for P; P double-buffered, since no barrier then separates its writes from slower
+// warps' P V of the previous tile. A row that passes the slack takes the exact path (the
+// maxima through shared memory, P rewritten) behind two more barriers.
+#ifndef MLAW_SM90_NARROW_VOTE
+#define MLAW_SM90_NARROW_VOTE 0
+#endif
 constexpr int kNarrowRows = 16;
 constexpr int kNarrowMinTiles = MLAW_SM90_NARROW_MIN_TILES;
 __device__ __forceinline__ bool narrow_item(const WorkItem& item) {
@@ -1653,36 +1663,66 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
       mx[r] = fmaxf(s[2 * r], s[2 * r + 1]) * sl[r];
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      if (c == 0) red[(gr + 8 * r) * 8 + W] = mx[r];
+      if (!MLAW_SM90_NARROW_VOTE && c == 0) red[(gr + 8 * r) * 8 + W] = mx[r];
     }
-    named_barrier(kBarMax, kConsumerThreads);
-    MLAW_TRACE(seq, 3 + 7 * g);
-    float alpha[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const float m_tile = red_row(r, [](float x, float y) { return fmaxf(x, y); });
-      const float m_use = lazy_max(m_tile, m_run[r], l_run[r], alpha[r]);
+    // (MLAW_SM90_NARROW_VOTE: this tile's P in rows 16 (it % 2) .. of the P tile)
+    const int p_row0 = MLAW_SM90_NARROW_VOTE ? 16 * (it % 2) : 0;
+    // P of this thread's row gr + 8 r against the max m_use, into the P tile; returns its sum
+    auto write_p = [&](int r, float m_use) {
       const float p0 = fast_exp2(fmaf(s[2 * r], sl[r], -m_use));
       const float p1 = fast_exp2(fmaf(s[2 * r + 1], sl[r], -m_use));
-      l_run[r] += p0 + p1;
       const int row = gr + 8 * r;
-      *reinterpret_cast<uint32_t*>(p_tile + row * kRowBytes + ((W ^ (row % 8)) << 4) + 4 * c) =
-          ElementTraits<TG>::pack(p0, p1);
-    }
-    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+      *reinterpret_cast<uint32_t*>(p_tile + (p_row0 + row) * kRowBytes + ((W ^ (row % 8)) << 4) +
+                                   4 * c) = ElementTraits<TG>::pack(p0, p1);
+      return p0 + p1;
+    };
+    // the exact lazy max: the rows' maxima through shared memory, O rescaled where it moved
+    auto exact_p = [&]() {
+      if (MLAW_SM90_NARROW_VOTE && c == 0) {
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
+        for (int r = 0; r < 2; ++r) red[(gr + 8 * r) * 8 + W] = mx[r];
+      }
+      named_barrier(kBarMax, kConsumerThreads);
+      MLAW_TRACE(seq, 3 + 7 * g);
+      float alpha[2];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) oc[j][e] *= alpha[e / 2];
+      for (int r = 0; r < 2; ++r) {
+        const float m_tile = red_row(r, [](float x, float y) { return fmaxf(x, y); });
+        const float m_use = lazy_max(m_tile, m_run[r], l_run[r], alpha[r]);
+        l_run[r] += write_p(r, m_use);
+      }
+      if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) oc[j][e] *= alpha[e / 2];
+      }
+    };
+    if constexpr (MLAW_SM90_NARROW_VOTE) {
+      // P against the running max (0 while a row has seen nothing: then the lazy max's alpha,
+      // 0, would scale an O and an l that are 0), kept if no row's tile max passed the slack
+      float psum[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) psum[r] = write_p(r, m_run[r] == -INFINITY ? 0.f : m_run[r]);
+      const bool fits = mx[0] <= m_run[0] + kRescaleSlack && mx[1] <= m_run[1] + kRescaleSlack;
+      MLAW_TRACE(seq, 4 + 7 * g);
+      if (named_barrier_and(kBarP, kConsumerThreads, fits)) {
+        l_run[0] += psum[0], l_run[1] += psum[1];
+      } else {
+        exact_p();
+        named_barrier(kBarP2, kConsumerThreads);
+      }
+    } else {
+      exact_p();
+      MLAW_TRACE(seq, 4 + 7 * g);
+      named_barrier(kBarP, kConsumerThreads);
     }
-    MLAW_TRACE(seq, 4 + 7 * g);
-    named_barrier(kBarP, kConsumerThreads);
     MLAW_TRACE(seq, 5 + 7 * g);
     // ---- O[16 rows, columns 64 W .. + 63] += P V ----
 #pragma unroll
     for (int ks = 0; ks < kKvTile / 16; ++ks) {
       uint32_t pa[4];
-      sm80::ldsm_x4(p_lane + (((2 * ks + m8 / 2) ^ r8) << 4), pa);
+      sm80::ldsm_x4(p_lane + p_row0 * kRowBytes + (((2 * ks + m8 / 2) ^ r8) << 4), pa);
       uint2 v[2][2];  // [b0 / b1][token 2 c / 2 c + 1]: columns 8 gr .. + 7
 #pragma unroll
       for (int h = 0; h < 2; ++h)
