@@ -1663,7 +1663,6 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
       mx[r] = fmaxf(s[2 * r], s[2 * r + 1]) * sl[r];
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      if (!MLAW_SM90_NARROW_VOTE && c == 0) red[(gr + 8 * r) * 8 + W] = mx[r];
     }
     // (MLAW_SM90_NARROW_VOTE: this tile's P in rows 16 (it % 2) .. of the P tile)
     const int p_row0 = MLAW_SM90_NARROW_VOTE ? 16 * (it % 2) : 0;
@@ -1678,7 +1677,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
     };
     // the exact lazy max: the rows' maxima through shared memory, O rescaled where it moved
     auto exact_p = [&]() {
-      if (MLAW_SM90_NARROW_VOTE && c == 0) {
+      if (c == 0) {
 #pragma unroll
         for (int r = 0; r < 2; ++r) red[(gr + 8 * r) * 8 + W] = mx[r];
       }
