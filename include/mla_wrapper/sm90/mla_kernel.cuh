@@ -314,16 +314,6 @@ struct WorkItem {
 #ifndef MLAW_SM90_NARROW_MIN_TILES
 #define MLAW_SM90_NARROW_MIN_TILES 2
 #endif
-// 1 (an A/B build, not measured yet: written in session 54 without device time left): a narrow
-// tile's P computed against the running max and written before one 256-thread barrier that also
-// votes whether every row's tile max stayed within kRescaleSlack of it (the lazy max would not
-// move: past an item's first tiles, nearly always), instead of a barrier for the rows' maxima
-// and one for P; P double-buffered, since no barrier then separates its writes from slower
-// warps' P V of the previous tile. A row that passes the slack takes the exact path (the
-// maxima through shared memory, P rewritten) behind two more barriers.
-#ifndef MLAW_SM90_NARROW_VOTE
-#define MLAW_SM90_NARROW_VOTE 0
-#endif
 constexpr int kNarrowRows = 16;
 constexpr int kNarrowMinTiles = MLAW_SM90_NARROW_MIN_TILES;
 __device__ __forceinline__ bool narrow_item(const WorkItem& item) {
@@ -1455,8 +1445,13 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 //     exchange the halves the other keeps through shared memory (rows 16-19 of the Q tile,
 //     which holds 16 rows; a 64-thread named barrier), so that warp W ends with the scores of
 //     tokens 8 W .. 8 W + 7;
-//   softmax: row maxima through shared memory (kBarMax), the lazy running max of `tiles`,
-//     P (16-bit) of its 8 tokens into the P tile (kBarP);
+//   softmax: P (16-bit) of its 8 tokens against the running max into the P tile (rows 0-15
+//     or 16-31 by the tile's parity), then one 256-thread barrier (kBarP) that also votes
+//     whether every row's tile max stayed within kRescaleSlack of the running max (the lazy
+//     max would not move: past an item's first tiles, nearly always); otherwise the exact
+//     path: the rows' maxima through shared memory (kBarMax), the lazy max of `tiles`, P
+//     rewritten (kBarP2). P is double-buffered because no barrier separates a tile's P writes
+//     from slower warps' P V of the tile before;
 //   P V: O[16 rows, columns 64 W .. + 63] += P[16 x 64] V[64 x 64] (ldmatrix of P; V's
 //     fragments from 8-byte reads of the e4m3 rows, two tokens' bytes interleaved by prmt, the
 //     output's columns permuted), then the warp's arrival on `empty`.
@@ -1486,6 +1481,9 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // - session 54 (logs/sm90_s54_2026-11-28): Q's fragments staged so that each is born in its
 //   register quad (below): H=16 rows 1.04-1.11x faster at page 64, 1.05-1.15x at page 1 (run
 //   4); period 2650 clocks, scores ~940, P V ~800 (run 5); ncu: no stall reason dominant (run 6).
+// - session 55 (logs/sm90_s55_2026-11-28 run 1): the vote (one barrier a tile in the usual
+//   case instead of kBarMax + kBarP): H=16 rows 0.99-1.04x faster at page 64 (B=128 L=16384
+//   1.04x) and 1.00-1.04x at page 1, B=1 from CUDA graphs 0.99-1.01x, H=128 unchanged.
 // Not kept: the next tile's scores computed beside this tile's P V, the stage released after
 // both (s53 run 8, narrow_pipe.patch there: 1.10-1.17x slower; ncu (run 7) finds the tile
 // latency-bound, 0.55 eligible warps a scheduler, issue 38%, shared memory 32%); the same in a
@@ -1664,8 +1662,8 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
     }
-    // (MLAW_SM90_NARROW_VOTE: this tile's P in rows 16 (it % 2) .. of the P tile)
-    const int p_row0 = MLAW_SM90_NARROW_VOTE ? 16 * (it % 2) : 0;
+    // this tile's P in rows 16 (it % 2) .. of the P tile
+    const int p_row0 = 16 * (it % 2);
     // P of this thread's row gr + 8 r against the max m_use, into the P tile; returns its sum
     auto write_p = [&](int r, float m_use) {
       const float p0 = fast_exp2(fmaf(s[2 * r], sl[r], -m_use));
@@ -1697,24 +1695,18 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
           for (int e = 0; e < 4; ++e) oc[j][e] *= alpha[e / 2];
       }
     };
-    if constexpr (MLAW_SM90_NARROW_VOTE) {
-      // P against the running max (0 while a row has seen nothing: then the lazy max's alpha,
-      // 0, would scale an O and an l that are 0), kept if no row's tile max passed the slack
-      float psum[2];
+    // P against the running max (0 while a row has seen nothing: then the lazy max's alpha,
+    // 0, would scale an O and an l that are 0), kept if no row's tile max passed the slack
+    float psum[2];
 #pragma unroll
-      for (int r = 0; r < 2; ++r) psum[r] = write_p(r, m_run[r] == -INFINITY ? 0.f : m_run[r]);
-      const bool fits = mx[0] <= m_run[0] + kRescaleSlack && mx[1] <= m_run[1] + kRescaleSlack;
-      MLAW_TRACE(seq, 4 + 7 * g);
-      if (named_barrier_and(kBarP, kConsumerThreads, fits)) {
-        l_run[0] += psum[0], l_run[1] += psum[1];
-      } else {
-        exact_p();
-        named_barrier(kBarP2, kConsumerThreads);
-      }
+    for (int r = 0; r < 2; ++r) psum[r] = write_p(r, m_run[r] == -INFINITY ? 0.f : m_run[r]);
+    const bool fits = mx[0] <= m_run[0] + kRescaleSlack && mx[1] <= m_run[1] + kRescaleSlack;
+    MLAW_TRACE(seq, 4 + 7 * g);
+    if (named_barrier_and(kBarP, kConsumerThreads, fits)) {
+      l_run[0] += psum[0], l_run[1] += psum[1];
     } else {
       exact_p();
-      MLAW_TRACE(seq, 4 + 7 * g);
-      named_barrier(kBarP, kConsumerThreads);
+      named_barrier(kBarP2, kConsumerThreads);
     }
     MLAW_TRACE(seq, 5 + 7 * g);
     // ---- O[16 rows, columns 64 W .. + 63] += P V ----
