@@ -725,6 +725,18 @@ constexpr bool kE4m3PrefetchL2 = MLAW_SM90_E4M3_PREFETCH != 0;
 #define MLAW_SM90_E4M3_PREFETCH_LINES 1
 #endif
 constexpr bool kE4m3PrefetchLines = MLAW_SM90_E4M3_PREFETCH_LINES != 0;
+// Neither prefetch for the narrow instance's items of more tiles than this (their tiles are
+// read as they land, and the stream runs near the copy rate: the prefetch's L2 requests come on
+// top of the loads' own). H200, A/B of both prefetches off for every e4m3 tile
+// (logs/sm90_s55_2026-11-28 run 8): H=16 rows 1.04x faster at page 64 (B=64-128, L=4096-16384;
+// B=64 L=4096 1.01x) and 1.02-1.07x at page 1, but after do_bench's L2 flush B=1 and B=16
+// L=4096 0.94-0.97x (their short items start on a cold L2; CUDA graphs 1.00-1.015x). This
+// rule keeps each side's measured choice (long items: off; B=1 and B=16 L=4096 items of <= 16
+// tiles: on); it was not A/B'd as a whole yet (no device time was left in session 55).
+#ifndef MLAW_SM90_NARROW_PREFETCH_MAX_TILES
+#define MLAW_SM90_NARROW_PREFETCH_MAX_TILES 16
+#endif
+constexpr int kNarrowPrefetchMaxTiles = MLAW_SM90_NARROW_PREFETCH_MAX_TILES;
 
 // TKv: the cache's element (T, or KvE4m3: bytes land on `raw`, dequant_tile widens them; the
 // tile issued last is widened just before the producer waits for the next free stage, so that
@@ -838,6 +850,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     paced = maps.paced_rows > 0 && short_item;
     // (narrow_tiles reads this item's e4m3 bytes as they land, on `raw`: no widening)
     const bool narrow = kNarrow && narrow_item(item);
+    // whether this item's e4m3 tiles go to L2 before their stage wait (kE4m3PrefetchL2,
+    // kE4m3PrefetchLines): not a narrow item's of more than kNarrowPrefetchMaxTiles tiles
+    const bool prefetch_item = !narrow || item.num_tiles <= kNarrowPrefetchMaxTiles;
     const int rows = item.qo_len * args.num_heads;  // (the request's)
     const bool multi_tile = kKvFirstMultiTile && rows > kRowsPerTile && rows % kRowsPerTile == 0;
     policy = normal_heads && !multi_tile && !paced && !(kKvFirstShort && short_item)
@@ -870,7 +885,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
       for (int p = 0; p < kLoadPasses; ++p) page[p] = kvm.checked(page[p]);
       const int stage = seq % kStages;
       const int pg = page_of_pass(page, issuer_pass);
-      if (kE4m3 && kE4m3PrefetchL2 && tma_issuer) {
+      if (kE4m3 && kE4m3PrefetchL2 && tma_issuer && prefetch_item) {
         // (e4m3: this tile's boxes into L2 now, so that they come from L2, not DRAM, once the
         // previous tile is widened and this one's stage is free)
         if (maps.wide) {
@@ -965,7 +980,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         // path's box prefetch above: its copies go out only after that widening)
 #pragma unroll
         for (int p = 0; p < kLoadPasses; ++p) {
-          if (page[p] < 0) continue;
+          if (page[p] < 0 || !prefetch_item) continue;
           const char* src = reinterpret_cast<const char*>(ckv_row[p]);
 #pragma unroll
           for (int b = 0; b < kRawLatentBoxes; ++b) prefetch_line_l2(src + b * kRawBoxCols);
