@@ -350,6 +350,7 @@ def print_trace(w, what):
     used = int((t[:, :, 1] != 0).sum(axis=1).min())  # every traced CTA has these tiles
     sel = slice(2, used - 2)
     widened = events > 28 and t[:, sel, 28].any()  # (before the rebase below turns 0 into < 0)
+    recorded = t != 0  # (a path records only its own events: the narrow tiles no barMax)
     t = t - t[:, :1, :1]
     spans = [  # (name, from event, to event, tile offset of `to`)
         ("tile period (scorer full-wait to next)", 0, 0, 1),
@@ -377,6 +378,9 @@ def print_trace(w, what):
               f"{int(np.percentile(d, 90)):7d}]")
 
     for name, a, b, off in spans:
+        if not (recorded[:, sel, a].all() and recorded[:, sel.start + off:sel.stop + off, b].all()):
+            print(f"  {name:48s} (not recorded on this path)")
+            continue
         show(name, (t[:, sel.start + off:sel.stop + off, b] - t[:, sel, a]).ravel())
     # A stage's release (the later of the two warpgroups' P V done, tile i) to the producer
     # passing its wait for that stage (tile i + 2): the refill's wake-up delay.
