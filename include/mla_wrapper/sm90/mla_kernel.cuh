@@ -1505,11 +1505,10 @@ constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 thread
 // ring of four slots of one e4m3 tile, two to a stage, so that no refill waits for it (s54
 // runs 1-3, ring4_pipe.patch there: 1.01-1.09x slower, the P V beside the next scores longer
 // than the two apart); four accumulator chains a token block for the scores (s54 run 6: 0.99x);
-// the refill's
-// boxes issued between the widening's phases (s51 run 7: 0.97-1.01x);
-// widened by both consumer warpgroups (s51 run 8: 0.88-0.98x); a spare raw buffer in the Q
-// tile's free rows (s52 runs 1-3: 1.11-1.18x slower: 20 TMA boxes of 16 tokens held the
-// issuing thread ~2200 clocks). A first build spilled ~250 bytes (s51 run 1: B=1 1.17-1.24x
+// the refill's boxes issued between the widening's phases (s51 run 7: 0.97-1.01x); widened by
+// both consumer warpgroups (s51 run 8: 0.88-0.98x); a spare raw buffer in the Q tile's free
+// rows (s52 runs 1-3: 1.11-1.18x slower: 20 TMA boxes of 16 tokens held the issuing thread
+// ~2200 clocks). A first build spilled ~250 bytes (s51 run 1: B=1 1.17-1.24x
 // slower): its addresses, which derive from lane and warp only, were hoisted out of the item
 // loop and stayed live through the wgmma path's items; the opaque moves below keep them in the
 // item.
