@@ -139,6 +139,11 @@
 // 1 0.90-0.92x at B >= 64, the gather mode equal; logs/sm90_s45_2026-11-28 run 7), although its
 // trace (run 6) showed the stage free ~1000-1350 clocks before the widening ended and a tile
 // taking issue -> landed ~2440 + widening ~1700-2100 clocks.
+// Nor (session 56, logs/sm90_s56_2026-11-28 run 2, e4m3_ldg.patch) the wide instance's tiles
+// read by the producer's threads straight from global memory into registers (16-byte loads, no
+// e4m3 bytes landing in shared memory, 8 or 4 of a thread in flight within its 72 registers;
+// correct): 0.59-0.78x the time at H=32-128 (4 in flight: 0.53-0.69x). ~16 KB in flight an SM
+// is latency-bound where a TMA box has a whole tile in flight.
 // With <= 16 heads (TP8) the e4m3 kernel is its narrow instance: an item's tiles on mma.sync
 // over its 16 rows (narrow_tiles below; H=16 rows 1.04-1.10x faster, session 51; Q's fragments
 // in registers and a pairwise exchange of partial scores 1.04-1.10x more, session 52), which
@@ -732,7 +737,10 @@ constexpr bool kE4m3PrefetchLines = MLAW_SM90_E4M3_PREFETCH_LINES != 0;
 // B=64 L=4096 1.01x) and 1.02-1.07x at page 1, but after do_bench's L2 flush B=1 and B=16
 // L=4096 0.94-0.97x (their short items start on a cold L2; CUDA graphs 1.00-1.015x). This
 // rule keeps each side's measured choice (long items: off; B=1 and B=16 L=4096 items of <= 16
-// tiles: on); it was not A/B'd as a whole yet (no device time was left in session 55).
+// tiles: on). A/B'd as a rule (logs/sm90_s56_2026-11-28 run 1, H200): against every tile
+// prefetched, H=16 rows 1.03-1.06x faster at page 64 (B=64-128) and 1.03-1.10x at page 1,
+// short and split rows 0.99-1.03x; against a limit of 8 tiles, B=64 L=1024 (16-tile items)
+// 1.02-1.03x, the rest equal; against 32, the long rows 1.01-1.02x.
 #ifndef MLAW_SM90_NARROW_PREFETCH_MAX_TILES
 #define MLAW_SM90_NARROW_PREFETCH_MAX_TILES 16
 #endif
