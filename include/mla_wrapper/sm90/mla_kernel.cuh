@@ -105,7 +105,9 @@
 //   a producer (0.59-0.81x), narrow consumers for <= 16 rows on wgmma or mma.sync (<= 1.02x),
 //   per-block `full` barriers (0.83-0.90x), a 2-CTA TMA multicast (0.74-0.83x), the gather mode
 //   through per-token TMA boxes (1.2-2.1x slower), 32-token tiles in four stages (0.80-1.00x),
-//   zeros in Q's unused rows (0.97-1.01x).
+//   zeros in Q's unused rows (0.97-1.01x), items of <= 32 rows scored transposed (S^T = K Q^T
+//   as m64n32: the score GEMM 1015 clocks instead of 1403, but the scorer's per-row state left
+//   it ~4 free registers and its max exchange ran serialized: 0.64-0.88x; session 56).
 // A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
 // whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
 // An FP8 (e4m3) cache (TKv = KvE4m3; dequant_tile, produce and q_to_f16 below): a tile's 36 KB
