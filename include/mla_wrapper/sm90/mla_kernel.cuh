@@ -719,7 +719,9 @@ __device__ __forceinline__ void dequant_tile_ds(uint32_t stage, uint64_t* raw, u
 
 // An e4m3 tile's TMA boxes prefetched into L2 before the previous tile's widening (1), or not.
 // H200 (logs/sm90_s42_2026-11-28 run 7, A/B against 0): the memory rows H=16 B=64 / 128 1.09 /
-// 1.11x, the compute rows 1.017-1.030x, H=16 B=16 and B=1 equal (0.99-1.0x).
+// 1.11x, the compute rows 1.017-1.030x, H=16 B=16 and B=1 equal (0.99-1.0x). Session 56 (run 8,
+// both prefetches off for every tile): the wide instance's H=32 / 64 rows 0.91-0.94x at
+// B >= 32, H=128 0.99-1.03x.
 #ifndef MLAW_SM90_E4M3_PREFETCH
 #define MLAW_SM90_E4M3_PREFETCH 1
 #endif
