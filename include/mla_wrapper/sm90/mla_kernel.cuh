@@ -144,7 +144,7 @@
 // Nor (session 56, logs/sm90_s56_2026-11-28 run 2, e4m3_ldg.patch) the wide instance's tiles
 // read by the producer's threads straight from global memory into registers (16-byte loads, no
 // e4m3 bytes landing in shared memory, 8 or 4 of a thread in flight within its 72 registers;
-// correct): 0.59-0.78x the time at H=32-128 (4 in flight: 0.53-0.69x). ~16 KB in flight an SM
+// correct): 0.59-0.78x as fast at H=32-128 (4 in flight: 0.53-0.69x). ~16 KB in flight an SM
 // is latency-bound where a TMA box has a whole tile in flight.
 // With <= 16 heads (TP8) the e4m3 kernel is its narrow instance: an item's tiles on mma.sync
 // over its 16 rows (narrow_tiles below; H=16 rows 1.04-1.10x faster, session 51; Q's fragments
