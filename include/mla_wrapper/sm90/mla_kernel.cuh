@@ -800,31 +800,26 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   int seq = 0;  // KV tiles issued by this CTA so far (the ring position)
   int pending = -1;  // e4m3: the tile issued last, not widened yet
   // The narrow instance keeps a flag instead (a pending tile is always the one issued last,
-  // seq - 1: every tile widens the pending one before it is issued), and the paced test's
-  // per-CTA terms as one flag (lone_busy below): with `pending` and those terms held across
-  // the loops, its producer's 72 registers spilled 16 bytes (the CtaStart word, w_end and the
-  // paced test's terms, reloaded per item; session 53, nvcc 13.0).
+  // seq - 1: every tile widens the pending one before it is issued): with `pending` and the
+  // paced test's per-CTA terms held across the loops, its producer's 72 registers spilled 16
+  // bytes (the CtaStart word, w_end and those terms, reloaded per item; session 53, nvcc 13.0).
+  // Every instance folds those terms into one flag (lone_busy below; session 57: the other
+  // instances' producers only renamed registers, same instruction count).
   bool has_pending = false;  // (kNarrow)
   static_assert(!kNarrow || kE4m3, "the narrow instance widens KvE4m3 tiles (dequant_tile)");
   auto widen_pending = [&]() {
-    if constexpr (kWiden && kNarrow) {
-      if (has_pending) {
-        const int last = seq - 1;
-        const int st = last % kStages;
-        dequant_tile(kv_smem + st * kKvStageBytes, &raw[st], (last / kStages) & 1, &full[st],
-                     tid, last);
-        has_pending = false;
-      }
-    } else if constexpr (kWiden) {
-      if (pending >= 0) {
-        const int st = pending % kStages;
+    if constexpr (kWiden) {
+      // (the narrow instance's pending tile is always the one issued last: see has_pending)
+      const int t = kNarrow ? seq - 1 : pending;
+      if (kNarrow ? has_pending : t >= 0) {
+        const int st = t % kStages;
+        const uint32_t dst = kv_smem + st * kKvStageBytes;
         if constexpr (kDsMla)
-          dequant_tile_ds(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
-                          &full[st], tid, pending);
+          dequant_tile_ds(dst, &raw[st], (t / kStages) & 1, &full[st], tid, t);
         else
-          dequant_tile(kv_smem + st * kKvStageBytes, &raw[st], (pending / kStages) & 1,
-                       &full[st], tid, pending);
+          dequant_tile(dst, &raw[st], (t / kStages) & 1, &full[st], tid, t);
         pending = -1;
+        has_pending = false;
       }
     }
   };
@@ -833,9 +828,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   // table, the cache and the gather mode's indices may come from the previous kernel.
   grid_dependency_wait();
   bool paced = false;  // this CTA's tiles go through the paced maps
-  // (kNarrow: short_item's per-CTA terms as one flag, see has_pending)
+  // the CTA's only item, on a busy grid (short_item's per-CTA terms as one flag: see has_pending)
   const bool lone_busy =
-      kNarrow && w_end == w_begin + 1 && num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
+      w_end == w_begin + 1 && num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
   for (int w = w_begin; w < w_end; ++w) {
     const WorkItem item = start.at(plan, w, args.num_heads, kvm);
     if (w == w_begin) MLAW_SPAN(6, global_timer_after(item.num_tiles + item.page_start));
@@ -855,10 +850,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     if (item.num_tiles > 0) load_pages(0);  // (before the item's other work: see CtaStart)
     // a short item on a busy grid (the CTA's only one): paced where paced maps exist
     const bool short_item =
-        kNarrow ? lone_busy && item.num_tiles >= kPacedMinTiles && item.num_tiles <= kPacedMaxTiles
-                : w_end == w_begin + 1 && item.num_tiles >= kPacedMinTiles &&
-                      item.num_tiles <= kPacedMaxTiles &&
-                      num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
+        lone_busy && item.num_tiles >= kPacedMinTiles && item.num_tiles <= kPacedMaxTiles;
     paced = maps.paced_rows > 0 && short_item;
     // (narrow_tiles reads this item's e4m3 bytes as they land, on `raw`: no widening)
     const bool narrow = kNarrow && narrow_item(item);
