@@ -5,7 +5,7 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
     python benchmarks/check_sm90_dev.py --backend sm90 --profile H B L   # one case, 3 runs (ncu;
       with --variant, of that build; --backend fi_fa3 / fi_fa2 / flashmla: the peers' kernels)
     python benchmarks/check_sm90_dev.py --trace H B L --variant=-DMLAW_SM90_TRACE=1  # per-tile
-      phase times (clock64) of the first CTAs' warpgroups (mla_kernel.cuh, MLAW_SM90_TRACE)
+      phase times (clock64) of the first CTAs' warpgroups (sm90/dev.cuh, MLAW_SM90_TRACE)
     python benchmarks/check_sm90_dev.py --timeline H B L [--variant ...]  # CUDA-graph replays of
       sm90 and FlashInfer fa3 under torch.profiler: each kernel's mean time and the replay's span
     python benchmarks/check_sm90_dev.py --backend sm90 --variant "-DKNOB=1"  # checks + A/B timing
@@ -245,7 +245,7 @@ def read_spans(w):
 
 
 def print_spans(w, what, run_us):
-    """When the CTAs of one traced run (mla_kernel.cuh MLAW_SPAN, global timer) start, get their
+    """When the CTAs of one traced run (sm90/dev.cuh MLAW_SPAN, global timer) start, get their
     first KV tile and finish, in us from the first CTA's start."""
     import numpy as np
 
@@ -286,7 +286,7 @@ def print_spans(w, what, run_us):
 
 
 def print_trace(w, what):
-    """Median clocks between the trace events of mla_kernel.cuh (MLAW_SM90_TRACE) over the
+    """Median clocks between the trace events of sm90/dev.cuh (MLAW_SM90_TRACE) over the
     traced CTAs' KV tiles from the third to the third-last (the first tiles fill the ring).
     A clock read right after a named barrier can retire before the barrier resolves, so a span
     that starts there may include part of that wait (logs/sm90_lagpv_h200_2026-11-23)."""

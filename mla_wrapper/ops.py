@@ -249,7 +249,7 @@ def _routed_layout(num_batches: int, num_heads: int, num_splits: int, num_ctas: 
     tiles = num_batches * -(-num_heads // _ROWS_PER_TILE)
     items = tiles * num_splits
     # room for num_ctas records at least: the sm90 kernel reads record blockIdx.x as a guess of
-    # its CTA's first item before cta_work_indptr arrives (mla_kernel.cuh FirstItemGuess)
+    # its CTA's first item before cta_work_indptr arrives (sm90/work.cuh CtaStart)
     work = max(items, num_ctas)
     merges = tiles if num_splits > 1 else 0
     off, offsets = 0, {}

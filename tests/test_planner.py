@@ -460,7 +460,7 @@ def test_small_batches_and_the_piece_cap(H, B, L, piece):
                                      (128, 1, 65536), (16, 64, 4096), (16, 64, 1024)])
 def test_one_item_ctas_put_their_item_at_their_index(H, B, L):
     """The sm90 kernel reads record c as CTA c's first item before cta_work_indptr[c] arrives
-    (mla_kernel.cuh FirstItemGuess): plans of one item per busy CTA (B=1's pieces, cluster-pair
+    (sm90/work.cuh CtaStart): plans of one item per busy CTA (B=1's pieces, cluster-pair
     batches) must place CTA c's item at index c, or the guess never holds."""
     from mla_wrapper.backends import sm90
 
@@ -838,7 +838,7 @@ int main() {
 def test_paced_gpu_test_batch_plans_short_single_items(H, qo, page_size):
     """tests/test_wrapper.py::test_paced_kv_loads must reach the sm90 producer's paced loads:
     on a 132-SM GPU its batch (16 requests of ~4000 tokens) has to plan at least 75% of the
-    CTAs busy, each with a single item of 2..16 kv tiles (mla_kernel.cuh kPacedMinItemsPct,
+    CTAs busy, each with a single item of 2..16 kv tiles (sm90/work.cuh kPacedMinItemsPct,
     kPacedMinTiles, kPacedMaxTiles). A planner change that breaks this
     would leave that GPU test checking nothing new."""
     from test_wrapper import PACED_LENS

@@ -219,7 +219,7 @@ def test_paced_box_rows_follow_the_device(host_program):
     benchmarks/results/logs/sm90_s22_2026-11-27). The same split picks which of a paced
     CTA's tiles use those boxes: all on the H100-like devices, only the second elsewhere
     (session 32 runs 5-8, session 33 runs 1-3). The KV stream's L2 policy does not follow the
-    device: evict-normal (mla_kernel.cuh kKvNormalMaxHeads) and unpromoted whole-tile maps for
+    device: evict-normal (sm90/producer.cuh kKvNormalMaxHeads) and unpromoted whole-tile maps for
     <= 64 heads on every device (session 31 run 5 on an H200, session 32 run 2 on an H100).
     Pure host arithmetic, compiled with nvcc."""
     from mla_wrapper.jit import env

@@ -303,7 +303,7 @@ def test_ctas_of_many_items(workspace, poison, dtype, heads, qo_len, long, plann
     sm90 loads each next item's Q by TMA during the current item's last tile and stages that
     item's output in its last KV stage (the kernel instance launcher.cuh early_q_for picks).
     Long requests (2048-2600 tokens): items of >= 32 tiles followed by another in their CTA,
-    where the next item's Q is also prefetched into L2 (mla_kernel.cuh kPrefetchQMinTiles)."""
+    where the next item's Q is also prefetched into L2 (sm90/consumer_steps.cuh kPrefetchQMinTiles)."""
     rng = np.random.default_rng(heads + qo_len + long)
     if long:
         lens = [int(x) for x in rng.integers(2048, 2600, 100 if heads > 64 else 300)]

@@ -2,7 +2,7 @@
 // sub-partition (128 threads a block, one block per SM): each thread runs kChains independent
 // chains of one instruction kIters times; clock64 around the loop gives clocks per warp
 // instruction (throughput where kChains covers the latency). Development probe for the sm90
-// fp8 cache (mla_kernel.cuh dequant_tile); nvcc -arch=sm_90a -O3 pipe_rates.cu -o pipe_rates
+// fp8 cache (sm90/dequant.cuh dequant_tile); nvcc -arch=sm_90a -O3 pipe_rates.cu -o pipe_rates
 #include <cstdio>
 #include <cstdint>
 #include <cuda_runtime.h>

@@ -39,7 +39,7 @@ constexpr int kConsumerRegs = 224;
 constexpr int kLaunchRegsPerThread = 65536 / kThreads / 8 * 8;  // 168
 static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kLaunchRegsPerThread * kThreads,
               "setmaxnreg budgets exceed the registers the launch allocates");
-// An e4m3 cache's producer also widens each tile (mla_kernel.cuh dequant_tile): with 48 / 224
+// An e4m3 cache's producer also widens each tile (dequant.cuh dequant_tile): with 48 / 224
 // it spilled (16 bytes stored, 28-64 loaded), with 56 / 224 the fp16 instance still spilled 4
 // bytes (the CTA's first plan word); 72 / 216 compiles both instances without spills (the
 // consumers' SASS 16 instructions longer).
@@ -79,7 +79,7 @@ constexpr int kPBytes = kRowsPerTile * kRowBytes;                // 8192: one co
 // the 16-bit tiles (16-byte chunk x of token r at x ^ (r % 8)), then the rope columns as
 // [64 tokens][64] unswizzled (the TMA boxes and the cp.async gathers both write this layout);
 // the producer then widens them in place into the stage's 16-bit swizzled layout
-// (mla_kernel.cuh dequant_tile), or the consumers read them as they are (narrow_tiles).
+// (dequant.cuh dequant_tile), or the consumers read them as they are (narrow_tiles).
 constexpr int kRawBoxCols = 128;                                 // a latent box's columns (bytes)
 constexpr int kRawLatentBoxes = kHeadDimCkv / kRawBoxCols;       // 4
 constexpr int kRawRowBytes = kRawBoxCols;                        // 128
@@ -100,7 +100,7 @@ struct KvE4m3 {};
 // 64-byte halves swapped, for conflict-free reads in the widening); the scales as [64 tokens][4]
 // floats just below it (the end of block 3); the rope bf16 values straight into their swizzled
 // place in block 8.
-// The widening (mla_kernel.cuh dequant_tile_ds) multiplies each value by its scale in f16 and
+// The widening (dequant.cuh dequant_tile_ds) multiplies each value by its scale in f16 and
 // converts the rope to f16 in place.
 struct KvDsMla {};
 constexpr int kDsRowBytes = 656;
@@ -127,7 +127,7 @@ constexpr int kSmemBytes = kSmemBarriers + (3 * kStages + 3) * 8;
 constexpr int kSmemAlign = 1024;  // swizzled tiles need 1024-byte alignment
 constexpr int kSmemAlloc = kSmemBytes + kSmemAlign;
 
-// Q rows by TMA (QTensorMaps, mla_kernel.cuh) where the query layout allows; 0: always cp.async
+// Q rows by TMA (QTensorMaps, work.cuh) where the query layout allows; 0: always cp.async
 // (A/B builds).
 #ifndef MLAW_SM90_TMA_Q
 #define MLAW_SM90_TMA_Q 1

@@ -144,7 +144,7 @@ inline bool encode_kv_wide_map(CUtensorMap* map, const void* base, int64_t strid
 
 // Paced KV loads. Where the grid is busy but each CTA's work is short (one work item of
 // kPacedMinTiles..kPacedMaxTiles tiles, at least kPacedMinItemsPct % of the CTAs
-// busy: mla_kernel.cuh) and num_heads <= MLAW_SM90_PACED_HEADS, the producer loads its tiles
+// busy: work.cuh, producer.cuh) and num_heads <= MLAW_SM90_PACED_HEADS, the producer loads its tiles
 // in boxes of paced_box_rows_for() tokens instead of whole pages or tiles. A TMA unit spends a
 // while per box, so small boxes pace each SM's requests: when every SM asks for its Q and two
 // 72 KB tiles at once, the memory system answers everything late (H100 trace, H=16 B=16
@@ -214,7 +214,7 @@ inline uint32_t paced_tile_mask_for(int bytes) {
   if (MLAW_SM90_PACED_TILE_MASK != 0) return uint32_t(MLAW_SM90_PACED_TILE_MASK);
   return dram_scarce(bytes) ? 0xffffffffu : 0x2u;
 }
-// The paged kernel's KV stream goes evict-normal up to this many heads (mla_kernel.cuh
+// The paged kernel's KV stream goes evict-normal up to this many heads (producer.cuh
 // kKvNormalMaxHeads, which the kernel tests itself; 0 turns it off).
 // It once followed the device (an H100 to 32 heads, with unpromoted maps to 16; an H200 to 64,
 // sessions 30-31): the H100's A/B at 64 heads in session 32
@@ -401,7 +401,7 @@ inline QTensorMaps make_q_maps(const MlaRunArgs& a) {
 // Both the paged kernel and the gather mode have a Q-by-TMA instance (mla_kernel.cuh kQTma),
 // picked per run where make_q_maps made maps (MlaRunArgs.num_q_tokens > 0).
 constexpr bool kQTmaKernel = MLAW_SM90_TMA_Q;
-// The paged kernel's Q-by-TMA instance with early Q (mla_kernel.cuh MLAW_SM90_EARLY_Q) where
+// The paged kernel's Q-by-TMA instance with early Q (consumer_steps.cuh MLAW_SM90_EARLY_Q) where
 // the run may give CTAs several items: more row tiles than CTAs at most (q rows x row tiles a
 // token: decode's requests are one token each; in a CUDA graph, the capacity's), so B=1 and
 // other one-item grids keep the instance without its code. H100 / H200, against no early Q:
@@ -413,7 +413,7 @@ inline bool early_q_for(const MlaPlan& plan, const MlaRunArgs& a) {
 }
 
 // The paged e4m3 kernel's Q-by-TMA instance whose items of <= 16 valid rows run their tiles on
-// mma.sync over those rows (mla_kernel.cuh narrow_tiles) where the heads are that few; it has no
+// mma.sync over those rows (narrow.cuh narrow_tiles) where the heads are that few; it has no
 // early Q (its exchange of partial scores uses the Q tile), and items of more rows (MTP) take
 // the wgmma path in it.
 template <typename Kv, typename TKv>
@@ -561,7 +561,7 @@ static int clear_device_buffer(Buffer& buffer) {
   const int rc = cudaGetSymbolAddress(&p, buffer);
   return rc != 0 ? rc : cudaMemset(p, 0, sizeof(buffer));
 }
-// The development trace (mla_kernel.cuh): dims[0..2] = CTAs, tiles, events of the buffer; with
+// The development trace (dev.cuh): dims[0..2] = CTAs, tiles, events of the buffer; with
 // dst != NULL also copies it ([CTAs][tiles][events] clock64 values) to host memory and clears
 // it, so that the next launch's trace holds no tiles of an earlier, longer one (session 48's
 // traces of later rows mixed in the first row's tiles). Returns a cudaError_t.
@@ -574,7 +574,7 @@ extern "C" __attribute__((visibility("default"))) int mlaw_sm90_trace_read(
   const int rc = cudaMemcpyFromSymbol(dst, mlaw::sm90::g_trace, sizeof(mlaw::sm90::g_trace));
   return rc != 0 ? rc : clear_device_buffer(mlaw::sm90::g_trace);
 }
-// The CTA spans (mla_kernel.cuh): dims[0..1] = CTAs, events; with dst != NULL also copies them
+// The CTA spans (dev.cuh): dims[0..1] = CTAs, events; with dst != NULL also copies them
 // ([CTAs][events]) to host memory and clears the buffer. Returns a cudaError_t.
 extern "C" __attribute__((visibility("default"))) int mlaw_sm90_span_read(
     unsigned long long* dst, int32_t* dims) {

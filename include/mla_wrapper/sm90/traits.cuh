@@ -125,7 +125,7 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar))
                : "memory");
 }
-// `count` arrivals at once (the narrow instance's wgmma path: a warp's 32, mla_kernel.cuh)
+// `count` arrivals at once (the narrow instance's wgmma path: a warp's 32, narrow.cuh)
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar, uint32_t count) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
                "r"(count)
@@ -328,7 +328,7 @@ __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
-// Clusters of two CTAs (the on-chip merge of a pair's halves, mla_kernel.cuh pair_merge).
+// Clusters of two CTAs (the on-chip merge of a pair's halves, consumer_steps.cuh pair_merge).
 __device__ __forceinline__ uint32_t cluster_rank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
