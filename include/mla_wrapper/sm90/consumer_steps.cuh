@@ -143,7 +143,10 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 // of non-negative values is theirs) over the quad by shuffles and over the two warpgroups
 // through `red` ([2][64] floats, red_sum: free until the epilogue), then each chunk scaled and
 // stored. sl: each row's score scale (scale_log2) over its power of two. Rows past valid_rows
-// stay as they are (their scores are masked) with the plain score scale. Fast path (session
+// stay as they are (their scores are masked) with the plain score scale; zeros written there
+// instead, for a quieter A operand of the score GEMM (session 57, H200,
+// logs/sm90_s57_2026-11-28 run 5, qzero.patch): H=32 rows 1.00-1.016x, H=64 0.98-1.003x, not
+// kept. Fast path (session
 // 50): where each thread's largest |value| of each of its valid rows (rope values times
 // rope_scale) lies in [2^-4, 2^15), so that every row's values fit f16 as they are (rounded
 // only below 2^-17, i.e. 2^-13 of the row's largest), one barrier that ANDs that over both
