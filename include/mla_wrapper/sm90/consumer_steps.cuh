@@ -298,13 +298,13 @@ __device__ __forceinline__ float lazy_max(float m_tile, float& m_run, float& l_r
 
 constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchange written
 
-// A CTA's next item's Q by TMA as soon as its current item's last score GEMM is done with the
-// Q tile (kEarlyQ, an instance of the paged kernel with Q by TMA that the launcher picks for
-// grids of several items a CTA: launcher.cuh early_q_for): that item's epilogue then stages
-// its rows in the KV stage of its last tile, released after the copy-out, instead of in the Q
-// tile (see mla_kernel.cuh's schedule). The code costs one-item CTAs even where it does not run (B=1
-// from CUDA graphs 1.02-1.03x slower, H100, logs/sm90_s38_2026-11-27 run 12), hence the
-// instance. 0: never (A/B builds).
+// A CTA's next item's Q by TMA as soon as its current item's last score GEMM is done with the Q
+// tile (kEarlyQ, an instance of the paged kernel with Q by TMA that the launcher picks for grids of
+// several items a CTA: launcher.cuh early_q_for): that item's epilogue then stages its rows in the
+// KV stage of its last tile, released after the copy-out, instead of in the Q tile (see
+// mla_kernel.cuh's schedule). The code costs one-item CTAs even where it does not run (B=1 from
+// CUDA graphs 1.02-1.03x slower, H100, logs/sm90_s38_2026-11-27 run 12), hence the instance. 0:
+// never (A/B builds).
 #ifndef MLAW_SM90_EARLY_Q
 #define MLAW_SM90_EARLY_Q 1
 #endif

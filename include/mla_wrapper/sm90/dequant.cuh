@@ -9,6 +9,26 @@
 namespace mlaw {
 namespace sm90 {
 
+// History (sm90_history.md, moved from mla_kernel.cuh): sessions 41-42 widened to the query's type
+// (bf16: cvt to f16, to f32, pack: ~34 issue clocks a 16-byte chunk) and multiplied the rope block;
+// on the H200 a tile took 2565 clocks to widen (period 4521 at H=128 B=128 L=4096, 16-bit 3522),
+// memory rows 0.95-1.02x fa3, compute 0.81-0.94x (logs/sm90_s42_2026-11-28). f16 GEMMs (session 43,
+// logs/sm90_s43_2026-11-28, H200, A/B against that build on the same tensors): compute rows
+// 1.09-1.10x faster, memory and middle rows 1.07-1.08x, B=1 0.92-0.96x from a CUDA graph (the Q
+// conversion, ~4300 clocks an item then, ~3300 since session 44, outlasts the first tile's widening
+// there; ~2800 at H=128 since session 50, ending before it); period 4040, widening 1930-2100 clocks
+// (eight loads of a thread in flight, three barriers). Not kept: an mbarrier per TMA box
+// (0.96-0.97x), a widening by bit moves (slower), the next tile's boxes issued between the
+// widening's phases (0.93-0.97x), Q converted by the scorer alone or with its loop unrolled
+// (~5700-6400 clocks an item); a cp.async tile's copies issued by each producer thread between the
+// widening's phases once it saw the stage free (session 45: page 1 0.90-0.92x at B >= 64, the
+// gather mode equal; logs/sm90_s45_2026-11-28 run 7), although its trace (run 6) showed the stage
+// free ~1000-1350 clocks before the widening ended and a tile taking issue -> landed ~2440 +
+// widening ~1700-2100 clocks. Nor (session 56, logs/sm90_s56_2026-11-28 run 2, e4m3_ldg.patch) the
+// wide instance's tiles read by the producer's threads straight from global memory into registers
+// (16-byte loads, no e4m3 bytes landing in shared memory, 8 or 4 of a thread in flight within its
+// 72 registers; correct): 0.59-0.78x as fast at H=32-128 (4 in flight: 0.53-0.69x). ~16 KB in
+// flight an SM is latency-bound where a TMA box has a whole tile in flight.
 // An e4m3 cache (TKv = KvE4m3): the producer widens each tile in place once its bytes have
 // landed (on `raw`): each 16-byte chunk of the tile (8 columns of a token) is read as 8 bytes
 // from the stage's e4m3 area (config.h kRawOffset) and written as 8 16-bit values to its

@@ -143,12 +143,12 @@ inline bool encode_kv_wide_map(CUtensorMap* map, const void* base, int64_t strid
 #endif
 
 // Paced KV loads. Where the grid is busy but each CTA's work is short (one work item of
-// kPacedMinTiles..kPacedMaxTiles tiles, at least kPacedMinItemsPct % of the CTAs
-// busy: work.cuh, producer.cuh) and num_heads <= MLAW_SM90_PACED_HEADS, the producer loads its tiles
-// in boxes of paced_box_rows_for() tokens instead of whole pages or tiles. A TMA unit spends a
-// while per box, so small boxes pace each SM's requests: when every SM asks for its Q and two
-// 72 KB tiles at once, the memory system answers everything late (H100 trace, H=16 B=16
-// L=4096: a tile arrives ~10200 clocks after its issue, a tile every ~6600 clocks); in 8-token
+// kPacedMinTiles..kPacedMaxTiles tiles, at least kPacedMinItemsPct % of the CTAs busy:
+// work.cuh, producer.cuh) and num_heads <= MLAW_SM90_PACED_HEADS, the producer loads its
+// tiles in boxes of paced_box_rows_for() tokens instead of whole pages or tiles. A TMA unit
+// spends a while per box, so small boxes pace each SM's requests: when every SM asks for its Q
+// and two 72 KB tiles at once, the memory system answers everything late (H100 trace, H=16
+// B=16 L=4096: a tile arrives ~10200 clocks after its issue, a tile every ~6600 clocks); in 8-token
 // boxes it arrives ~7350 clocks after, a tile every ~5900 (logs/sm90_s21_h100_2026-11-27).
 // The box size: a TMA unit moves only ~13 bytes a clock per SM in 8-token boxes, about what an
 // H100's DRAM gives each SM (12.8 at its peak) but well under an H200's (18.8):

@@ -78,8 +78,9 @@
 //       on short items (8-16 tiles) the prefetch ran 1.02-1.08x slower, whatever its lead
 //       (logs/sm90_s39_2026-11-27 runs 2-4, 7).
 //   A cluster pair's half (plan.h mlaw_pair_slot; the paged kernel runs in clusters of two):
-//     the two CTAs merge their states on chip before that epilogue (consumer_steps.cuh pair_merge), and
-//     each writes 256 of the 512 columns (to out or to the pair's partial slot).
+//     the two CTAs merge their states on chip before that epilogue (consumer_steps.cuh
+//     pair_merge), and each writes 256 of the 512 columns (to out or to the pair's partial
+//     slot).
 //   As it starts, every CTA runs griddepcontrol.launch_dependents, so the split-KV combine
 //   kernel (sm80/combine_kernel.cuh, launched with programmatic dependent launch) is resident
 //   and waiting when attention ends, and prefetches a line of the combine's plan into L2
@@ -110,42 +111,22 @@
 //   it ~4 free registers and its max exchange ran serialized: 0.64-0.88x; session 56).
 // A fourth warpgroup is not an option: past 384 threads ptxas gives every role 128 registers
 // whatever setmaxnreg says (C7602 for the 64 x 256 accumulator, nvcc 13.0).
-// An FP8 (e4m3) cache (TKv = KvE4m3; dequant.cuh, producer.cuh and consumer_steps.cuh q_to_f16): a tile's 36 KB
-// of e4m3 bytes land (TMA boxes of 128-byte rows, or cp.async) in the upper half of its 72 KB
-// stage, on the stage's `raw` mbarrier; the producer waits for them and widens them in place
-// to f16 in the swizzled layout (one cvt a pair, exact; named barriers between the phases),
-// then arrives on `full`. Both GEMMs run in f16 whatever the query's element: the consumers
-// convert each item's Q tile in place to f16 (its rope columns first times kpe_scale /
-// ckv_scale), as it is where its rows fit f16, else each row times a power of two (q_to_f16),
-// and write P in f16; the cache's scales fold into the
-// score scale (per row, over its power of two) and the output (launcher.cuh run). The ring and
-// the plan are the 16-bit kernel's. A tile is widened just before the producer waits for the
-// next free stage, so the next tile's loads go out only after it; that tile's TMA boxes are
-// prefetched into L2 before the widening (kE4m3PrefetchL2). The gather mode (sparse top-k) reads
-// an e4m3 cache too: its slots' bytes come by cp.async, skipped slots zero-filled (session 45),
-// and FlashMLA's 656-byte fp8 rows (TKv = KvDsMla, session 46: dequant_tile_ds multiplies each
-// value by its row's scale of its 128 columns; the scales of the run are 1).
-// History (sm90_history.md): sessions 41-42 widened to the query's type (bf16: cvt to f16, to
-// f32, pack: ~34 issue clocks a 16-byte chunk) and multiplied the rope block; on the H200 a
-// tile took 2565 clocks to widen (period 4521 at H=128 B=128 L=4096, 16-bit 3522), memory rows
-// 0.95-1.02x fa3, compute 0.81-0.94x (logs/sm90_s42_2026-11-28). f16 GEMMs (session 43,
-// logs/sm90_s43_2026-11-28, H200, A/B against that build on the same tensors): compute rows
-// 1.09-1.10x faster, memory and middle rows 1.07-1.08x, B=1 0.92-0.96x from a CUDA graph (the
-// Q conversion, ~4300 clocks an item then, ~3300 since session 44, outlasts the first tile's
-// widening there; ~2800 at H=128 since session 50, ending before it); period 4040,
-// widening 1930-2100 clocks (eight loads of a thread in flight, three barriers). Not kept: an
-// mbarrier per TMA box (0.96-0.97x), a widening by bit moves (slower), the next tile's boxes
-// issued between the widening's phases (0.93-0.97x), Q converted by the scorer alone or with
-// its loop unrolled (~5700-6400 clocks an item); a cp.async tile's copies issued by each
-// producer thread between the widening's phases once it saw the stage free (session 45: page
-// 1 0.90-0.92x at B >= 64, the gather mode equal; logs/sm90_s45_2026-11-28 run 7), although its
-// trace (run 6) showed the stage free ~1000-1350 clocks before the widening ended and a tile
-// taking issue -> landed ~2440 + widening ~1700-2100 clocks.
-// Nor (session 56, logs/sm90_s56_2026-11-28 run 2, e4m3_ldg.patch) the wide instance's tiles
-// read by the producer's threads straight from global memory into registers (16-byte loads, no
-// e4m3 bytes landing in shared memory, 8 or 4 of a thread in flight within its 72 registers;
-// correct): 0.59-0.78x as fast at H=32-128 (4 in flight: 0.53-0.69x). ~16 KB in flight an SM
-// is latency-bound where a TMA box has a whole tile in flight.
+// An FP8 (e4m3) cache (TKv = KvE4m3; dequant.cuh, producer.cuh, consumer_steps.cuh q_to_f16): a
+// tile's 36 KB of e4m3 bytes land (TMA boxes of 128-byte rows, or cp.async) in the upper half of
+// its 72 KB stage, on the stage's `raw` mbarrier; the producer waits for them and widens them in
+// place to f16 in the swizzled layout (one cvt a pair, exact; named barriers between the phases),
+// then arrives on `full`. Both GEMMs run in f16 whatever the query's element: the consumers convert
+// each item's Q tile in place to f16 (its rope columns first times kpe_scale / ckv_scale), as it is
+// where its rows fit f16, else each row times a power of two (q_to_f16), and write P in f16; the
+// cache's scales fold into the score scale (per row, over its power of two) and the output
+// (launcher.cuh run). The ring and the plan are the 16-bit kernel's. A tile is widened just before
+// the producer waits for the next free stage, so the next tile's loads go out only after it; that
+// tile's TMA boxes are prefetched into L2 before the widening (kE4m3PrefetchL2). The gather mode
+// (sparse top-k) reads an e4m3 cache too: its slots' bytes come by cp.async, skipped slots
+// zero-filled (session 45), and FlashMLA's 656-byte fp8 rows (TKv = KvDsMla, session 46:
+// dequant_tile_ds multiplies each value by its row's scale of its 128 columns; the scales of the
+// run are 1).
+// The widening's measured history: dequant.cuh.
 // With <= 16 heads (TP8) the e4m3 kernel is its narrow instance: an item's tiles on mma.sync
 // over its 16 rows (narrow.cuh; H=16 rows 1.04-1.10x faster, session 51; Q's fragments
 // in registers and a pairwise exchange of partial scores 1.04-1.10x more, session 52), which
