@@ -162,5 +162,19 @@ static_assert(kPlanKvTile % kKvTile == 0, "the plan granularity must be a multip
 constexpr int kProducerThreads = 128;
 constexpr int kLoadPasses = kKvTile / (kProducerThreads / 8);    // 4
 
+// Named barrier ids (bar.sync / bar.arrive; 0 is __syncthreads), all in one table so that no
+// two uses share one. Where each is used says why it is there.
+constexpr int kBarQ = 1;            // consumers (256 threads): the previous item is done with Q
+constexpr int kBarMax = 2;          // consumers: the rows' maxima (and sums at the end) written
+constexpr int kBarP = 3;            // consumers: P (its first half, split roles) written
+constexpr int kBarP2 = 4;           // consumers: split roles' second half of P written
+constexpr int kBarEpi = 5;          // + g (5, 6): warpgroup g's output rows staged (128 threads)
+constexpr int kBarXchg = 7;         // consumers: a cluster pair's exchange written
+constexpr int kBarStageFree = 8;    // producer (128 threads): warp 0 has seen a stage free
+constexpr int kBarWiden = 9;        // producer: dequant_tile's phases
+constexpr int kBarQF16 = 10;        // consumers: q_to_f16's phases
+constexpr int kBarNarrowPair = 11;  // + pm (11-14): narrow_tiles' warp pairs (64 threads)
+static_assert(kBarNarrowPair + 3 < 16, "a CTA has 16 named barriers");
+
 }  // namespace sm90
 }  // namespace mlaw

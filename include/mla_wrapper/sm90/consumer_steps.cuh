@@ -1,7 +1,7 @@
 // The steps of the sm90 kernel's consumer warpgroups (mla_kernel.cuh's schedule) that consume()
 // and narrow_tiles build on: the two GEMMs' issue, Q's loads and its f16 conversion for an e4m3
-// cache, the lazy running max, a cluster pair's on-chip merge, and the consumers' named
-// barriers.
+// cache, the lazy running max and a cluster pair's on-chip merge (the named barrier ids:
+// config.h).
 #pragma once
 
 #include <math.h>
@@ -168,7 +168,7 @@ __device__ __forceinline__ void load_q_tma(const QTensorMaps& qm, int row0, int 
 // 1.06-1.12x slower, run 4). Reading the maxima from global memory while Q's TMA was in flight
 // delayed Q's landing by ~3300 clocks and ran B=1 1.04-1.07x slower (logs/sm90_s43_2026-11-28
 // run 10).
-constexpr int kBarQF16 = 10;  // consumer named barrier (256 threads): q_to_f16's phases
+// (kBarQF16, config.h: the conversion's phases)
 // The fast path's bounds on each thread's row maxima (see above).
 constexpr float kQF16FastMin = 0.0625f;   // 2^-4
 constexpr float kQF16FastMax = 32768.f;   // 2^15
@@ -296,8 +296,6 @@ __device__ __forceinline__ float lazy_max(float m_tile, float& m_run, float& l_r
 #define MLAW_SM90_VOTE_MAX 1
 #endif
 
-constexpr int kBarXchg = 7;  // consumer named barrier: a cluster pair's exchange written
-
 // A CTA's next item's Q by TMA as soon as its current item's last score GEMM is done with the Q
 // tile (kEarlyQ, an instance of the paged kernel with Q by TMA that the launcher picks for grids of
 // several items a CTA: launcher.cuh early_q_for): that item's epilogue then stages its rows in the
@@ -412,15 +410,6 @@ __device__ __forceinline__ void pair_merge(float (&o)[128], float* lse2, char* s
     }
   }
 }
-
-constexpr int kBarQ = 1;    // consumer named barriers (256 threads)
-constexpr int kBarMax = 2;
-constexpr int kBarP = 3;
-constexpr int kBarP2 = 4;  // split roles: the second half of P written
-constexpr int kBarEpi = 5;  // + g: warpgroup g's output rows staged (128 threads)
-                            // (7: kBarXchg above, 8: producer.cuh kBarStageFree,
-                            // 9: dequant.cuh kBarWiden, 10: kBarQF16 above, 11-14:
-                            // narrow.cuh kBarNarrowPair + pm)
 
 }  // namespace sm90
 }  // namespace mlaw

@@ -42,7 +42,7 @@ namespace sm90 {
 // barriers between the phases): 16-bit blocks 0-3 lie below the e4m3 bytes, blocks 4-5 cover
 // the sources of blocks 0-3 (latent boxes 0-1), block 6 those of 2-5, block 7 those of 4-7,
 // block 8 (the rope columns) those of 6-7 and its own.
-constexpr int kBarWiden = 9;  // producer named barrier (128 threads): dequant_tile's phases
+// (kBarWiden, config.h: the phases' barrier)
 __device__ __forceinline__ uint2 lds64(uint32_t addr) {
   uint2 v;
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(addr) : "memory");

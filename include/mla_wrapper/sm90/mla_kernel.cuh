@@ -141,9 +141,10 @@
 // Where the pieces live (this folder): work.cuh (a work item and a CTA's start, which both roles
 // read; the TMA descriptors), producer.cuh (the producer warpgroup) with dequant.cuh (an e4m3
 // tile's widening), consumer.cuh (the consumers: an item's Q, tile loop and epilogue) with
-// consumer_steps.cuh (GEMM issue, Q loads and conversion, the lazy max, a cluster pair's merge,
-// the named barriers) and narrow.cuh (the e4m3 narrow instance's tiles), dev.cuh (trace and
-// probe builds); this file has the kernel's entry. launcher.cuh picks an instance and launches.
+// consumer_steps.cuh (GEMM issue, Q loads and conversion, the lazy max, a cluster pair's merge)
+// and narrow.cuh (the e4m3 narrow instance's tiles), dev.cuh (trace and probe builds); config.h
+// has the shared-memory layout and the named barrier ids; this file has the kernel's entry.
+// launcher.cuh picks an instance and launches.
 #pragma once
 
 #include "mla_wrapper/common/pdl.cuh"

@@ -78,7 +78,7 @@ namespace sm90 {
 // slower): its addresses, which derive from lane and warp only, were hoisted out of the item
 // loop and stayed live through the wgmma path's items; the opaque moves below keep them in the
 // item.
-constexpr int kBarNarrowPair = 11;  // + pm: warps 2 pm, 2 pm + 1's partial scores written (64)
+// (kBarNarrowPair + pm, config.h: warps 2 pm and 2 pm + 1's partial scores written)
 
 template <typename TG>
 __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&limit)[2],

@@ -17,12 +17,12 @@ namespace mlaw {
 namespace sm90 {
 
 // ---------------------------------------------------------------------------------- producer
-// Producer named barrier (128 threads): warp 0 has seen a stage free. Only warp 0 polls the
+// kBarStageFree (config.h; 128 threads): warp 0 has seen a stage free. Only warp 0 polls the
 // stage's `empty` mbarrier; the other three warps wait at this barrier, which costs no issue
 // slots. With all four polling, the waits were ~11% of the kernel's warp instructions at H=128
 // (H100 ncu, ~61 tries a tile: a suspended try wakes on the CTA's other mbarrier traffic;
 // logs/sm90_s22_2026-11-27 run 6).
-constexpr int kBarStageFree = 8;
+
 // page[p] for a run-time p in [0, kLoadPasses) through selects (an indexed load would put the
 // array on the stack).
 __device__ __forceinline__ int page_of_pass(const int (&page)[kLoadPasses], int p) {
