@@ -13,8 +13,10 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
       (--variant "lib:path/{dt}.so": a library built elsewhere, e.g. another schedule;
       --variant "cost:split_per_row=1,...": the same kernel planned with another cost model,
       with --ab-cases cuts: ragged and cut batches; --variant "planner:path/lib.so": the same
-      kernel planned by another build of the planner library; --fp8: over an e4m3 copy of the
-      cache; --ab-dtype fp16: the A/B with fp16 queries)
+      kernel planned by another build of the planner library; --variant "env:NAME=VALUE,...":
+      the same kernels planned with those environment variables set, e.g.
+      MLA_WRAPPER_SM90_TALL=0 (64-row plans where the e4m3 tall instance would run); --fp8: over
+      an e4m3 copy of the cache; --ab-dtype fp16: the A/B with fp16 queries)
     python benchmarks/check_sm90_dev.py --power H B L [--variant ...]  # each kernel (sm90, the
       variant, fi_fa3, flashmla) back to back for a few seconds while nvidia-smi samples the SM clock, power
       and throttle reasons: time per call next to the clock it ran at (the second round's rows
@@ -44,7 +46,7 @@ SM_SCALE = 1.0 / math.sqrt(192)
 def use_variant(w, flags):
     """Point a planned dense wrapper's kernel at a development build (harness.use_variant); a
     planner variant ('cost:...') keeps the kernel (ab_timing plans with its cost model)."""
-    if not flags or flags.startswith(("cost:", "planner:")):
+    if not flags or flags.startswith(("cost:", "planner:", "env:")):
         return
     from harness import use_variant as use_build
     from mla_wrapper.jit.env import device_arch
@@ -207,13 +209,15 @@ def main():
         ([5000] * 40, 1, 128, 64, torch.bfloat16), ([700] * 200, 1, 16, 16, torch.bfloat16),
         ([3000, 64, 95], 1, 128, 32, torch.bfloat16),
         ([256] * 66, 1, 16, 64, torch.bfloat16),  # 132 CTAs: every tile a cluster pair
+        ([3001, 1, 700] * 3, 1, 32, 64, torch.bfloat16),  # fp8: the tall instance (32-row plans)
     ]
     if args.small:
         cases = [([100], 1, 16, 64, torch.bfloat16), ([300, 0, 65], 2, 16, 16, torch.bfloat16),
                  ([200], 1, 128, 1, torch.float16), ([150] * 3, 1, 64, 64, torch.bfloat16),
                  ([256] * 66, 1, 16, 64, torch.bfloat16),  # cluster pairs on 132 CTAs
                  ([4096], 1, 16, 64, torch.float16),  # B=1: items halved on pairs
-                 ([2048] * 16, 1, 16, 64, torch.bfloat16)]  # paced CTAs of 4 tiles
+                 ([2048] * 16, 1, 16, 64, torch.bfloat16),  # paced CTAs of 4 tiles
+                 ([1500, 70], 1, 32, 64, torch.bfloat16)]  # fp8: the tall instance
     for kv_lens, qo, h, ps, dt in ([] if args.ab_only else cases):
         try:
             bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant, args.fp8)
@@ -602,6 +606,10 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
     from mla_wrapper import planner
 
     cost = planner_cost_variant(variant)  # a planner variant: same kernel, another cost model
+    # 'env:NAME=VALUE,...': the variant planned with these environment variables set (e.g.
+    # MLA_WRAPPER_SM90_TALL, which picks the plans' rows per tile, so the kernel instance)
+    env = dict(kv.split("=", 1) for kv in variant[4:].split(",")) if variant.startswith("env:") \
+        else {}
     default_cost = sm90.planner_cost
     default_planner = planner._module()
     other_planner = None  # 'planner:path/lib.so': the same kernel planned by another planner build
@@ -622,12 +630,20 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
                 sm90.planner_cost = lambda: cost
             if flags and other_planner is not None:
                 planner._MODULE = other_planner
+            saved_env = {k: os.environ.get(k) for k in env}
+            if flags:
+                os.environ.update(env)
             try:
                 w.plan(b["qo_indptr"], b["kv_indptr"], b["kv_indices"], b["kv_len"], h, 512, 64,
                        page, qo > 1, SM_SCALE, q_dtype, ckv.dtype)
             finally:
                 sm90.planner_cost = default_cost
                 planner._MODULE = default_planner
+                for k, v in saved_env.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
             use_variant(w, flags)
             if preceded:
                 q_src = b["q_nope"].clone()

@@ -14,6 +14,7 @@ import inspect
 import math
 import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -144,6 +145,21 @@ def test_sm90_warmup_specs_fp8_kv():
     # hands every family the dtypes asked for)
     assert fp8 in warmup_specs(["sm_90a"], dtypes=["bf16", "fp8_e4m3"])
     assert fp8 not in warmup_specs(["sm_90a"], dtypes=["bf16", "fp16"], families=["sm90"])
+
+
+def test_sm90_tall_rows_per_tile(monkeypatch):
+    """sm90 plans an e4m3 cache with 17-32 heads in 32-row tiles (the tall instance, sm90/tall.cuh),
+    everything else in 64-row ones; MLA_WRAPPER_SM90_TALL=0 turns the 32-row plans off."""
+    from mla_wrapper.backends import sm90
+
+    monkeypatch.delenv(sm90.TALL_ENV, raising=False)
+    assert sm90.TALL_ROWS == 32
+    for kv in (FP8, "fp8_e4m3"):
+        assert [sm90.rows_per_tile_for(h, kv) for h in (1, 16, 17, 24, 32, 33, 64, 128)] == \
+            [64, 64, 32, 32, 32, 64, 64, 64]
+    assert sm90.rows_per_tile_for(32, torch.bfloat16) == sm90.rows_per_tile_for(32) == 64
+    monkeypatch.setenv(sm90.TALL_ENV, "0")
+    assert sm90.rows_per_tile_for(32, FP8) == 64
 
 
 def test_reference_dequantizes_an_fp8_cache_with_its_scales():
@@ -326,6 +342,42 @@ def test_fp8_few_query_rows(workspace, poison, heads, qo_len, num_reqs, dtype):
 
 
 @hopper
+@pytest.mark.parametrize("heads,qo_len,page_size,lens,dtype", [
+    (32, 1, 64, RAGGED, "bf16"), (32, 1, 1, RAGGED, "fp16"), (32, 2, 16, RAGGED, "bf16"),
+    (32, 3, 64, [9000, 5, 4097], "fp16"), (24, 1, 64, RAGGED, "bf16"), (17, 2, 32, RAGGED, "fp16"),
+    (32, 1, 64, [1024] * 66, "bf16"), (32, 1, 64, [700, 64, 2500, 1] * 75, "bf16"),
+    (32, 1, 128, [30000], "fp16")])
+def test_fp8_tall_instance(workspace, poison, monkeypatch, heads, qo_len, page_size, lens, dtype):
+    """17-32 heads over an e4m3 cache run in 32-row tiles on the tall instance (both GEMMs
+    transposed, sm90/tall.cuh): ragged lengths, causal MTP (one item per query token), long
+    requests split into pieces (partial slots of 32 rows, merged by the combine), 66 equal
+    requests (which 64-row plans run as cluster pairs: none here), CTAs of several items, Q by
+    cp.async (24 and 17 heads: no Q maps; rows past the valid ones masked), query rows far apart
+    in magnitude. The same tensors then go through 64-row plans (MLA_WRAPPER_SM90_TALL=0)."""
+    from mla_wrapper import planner
+    from mla_wrapper.backends import sm90
+
+    b = make_fp8_batch(lens, qo_len, heads, page_size, DTYPES[dtype],
+                       seed=heads * 100 + qo_len * 10 + page_size + len(lens),
+                       ckv_scale=2.0 ** -12, kpe_scale=3 * 2.0 ** -12)
+    big = 2.0 ** 12 if dtype == "bf16" else 2.0 ** 9
+    scale_query_heads(b, [big, 2.0 ** -10, 1.0, 2.0 ** 5])
+    causal = qo_len > 1
+    w = new_wrapper(workspace, backend="sm90")
+    plan_run_check(w, b, causal, poison)
+    assert w._impl.layout.rows_per_tile == sm90.TALL_ROWS
+    d, _, _ = planner.plan_arrays(b["qo_indptr"].numpy(), b["kv_indptr"].numpy(),
+                                  b["kv_len"].numpy(), heads, page_size, causal, w._impl.layout,
+                                  w._impl._planner_cost(sm90.TALL_ROWS))
+    assert not np.any(d.work_info[:, 4] <= -2)   # no cluster pair's half (plan.h mlaw_pair_slot)
+    if lens == [30000]:
+        assert w._impl.last_plan.num_merge_items > 0   # pieces merged by the combine
+    monkeypatch.setenv(sm90.TALL_ENV, "0")
+    plan_run_check(w, b, causal, poison)
+    assert w._impl.layout.rows_per_tile == sm90.ROWS_PER_TILE
+
+
+@hopper
 @pytest.mark.parametrize("heads,qo_len,dtype,scaled", [
     (16, 1, "bf16", False), (16, 1, "fp16", True), (8, 2, "bf16", True), (8, 1, "fp16", False),
     (16, 2, "bf16", True)])
@@ -434,7 +486,7 @@ def test_fp8_and_16bit_plans_on_one_wrapper(workspace, poison):
 
 
 @hopper
-@pytest.mark.parametrize("heads", [16, 128])
+@pytest.mark.parametrize("heads", [16, 32, 128])
 def test_fp8_cuda_graph_replans(workspace, heads):
     """A use_cuda_graph=True wrapper: run() over an e4m3 cache with scales captured once, then
     re-planned at the same batch size with other lengths (split and not, empty requests) and

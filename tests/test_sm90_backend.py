@@ -152,13 +152,20 @@ def test_compile_sm90_bf16(kv_dtype):
     plan, args = ws.MlaPlanStruct(), ws.MlaRunArgsStruct()
     for name in ("cta_work_indptr", "work_info", "request_info", "counts"):
         setattr(plan, name, 4096)
-    plan.num_ctas, plan.rows_per_tile, plan.kv_tile = 1, 32, sm90.KV_TILE
+    plan.num_ctas, plan.rows_per_tile, plan.kv_tile = 1, 16, sm90.KV_TILE
     for name in ("q_nope", "q_pe", "ckv", "kpe", "out", "kv_indices"):
         setattr(args, name, 4096)
     args.num_heads, args.page_size, args.sm_scale = 16, 64, 0.07
     run = lambda: sm90.launch(mod, ctypes.addressof(plan), ctypes.addressof(args), 0)  # noqa: E731
     with pytest.raises(KernelError, match="rows_per_tile must be 64"):
         run()
+    # 32-row plans: the e4m3 library's tall instance (<= 32 heads), refused by the 16-bit one
+    plan.rows_per_tile = sm90.TALL_ROWS
+    args.num_heads = 64
+    with pytest.raises(KernelError, match="at most 32 heads" if kv_dtype else
+                       "rows_per_tile must be 64"):
+        run()
+    args.num_heads = 16
     plan.rows_per_tile = sm90.ROWS_PER_TILE
     plan.kv_tile = 32
     with pytest.raises(KernelError, match="kv_tile must be a positive multiple of 64"):

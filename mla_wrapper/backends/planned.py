@@ -19,6 +19,7 @@ wrapper needs it.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import math
 import struct
 
@@ -264,18 +265,29 @@ class PlannedKernel:
         self.num_q_tokens = 0
         self.kv_scales = (1.0, 1.0)
 
-    def _ensure_layout(self, batch: int, num_tokens: int, num_heads: int) -> None:
+    def _ensure_layout(self, batch: int, num_tokens: int, num_heads: int,
+                       rows_per_tile: int | None = None) -> None:
+        """A workspace layout for plans of rows_per_tile rows per tile (None: the family's
+        ROWS_PER_TILE) that fits this batch: the current one, else a new one (never under a
+        CUDA-graph capacity, whose layout the captured launches keep)."""
         import torch  # noqa: PLC0415
 
         ws = self._workspace
         w = self.wrapper
-        R, K = self.family.ROWS_PER_TILE, self.family.KV_TILE
+        R, K = rows_per_tile or self.family.ROWS_PER_TILE, self.family.KV_TILE
         layout = self.layout
-        if layout is not None and batch <= layout.max_batch and \
+        same_tile = layout is not None and layout.rows_per_tile == R
+        if same_tile and batch <= layout.max_batch and \
                 ws.row_tiles_bound(batch, num_tokens, num_heads, R) <= layout.max_row_tiles:
             return
         if w._graph_capacity is not None:
             cap = w._graph_capacity
+            if layout is not None and not same_tile:
+                raise ValueError(
+                    f"num_heads / kv_data_type: this plan needs {R}-row tiles, the CUDA-graph "
+                    f"capacity's workspace was laid out for {layout.rows_per_tile}-row tiles "
+                    "(plans made with other heads or another cache dtype); keep num_heads and "
+                    "the cache's dtype of the first plan in a wrapper with a CUDA-graph capacity")
             if layout is not None:
                 raise ValueError(
                     f"qo_indptr: {num_tokens} query tokens x {num_heads} heads exceed the "
@@ -317,25 +329,35 @@ class PlannedKernel:
         slot.wait()
         return slot
 
-    def _planner_cost(self):
+    def _planner_cost(self, rows_per_tile: int | None = None):
         """The family's planner cost model (``planner_cost()`` in its module), else the default.
-        Cluster pairs only for a family whose kernel runs them (its PAIR_MERGE)."""
+        Cluster pairs only for a family whose kernel runs them (its PAIR_MERGE), and only in
+        plans of its ROWS_PER_TILE (sm90's tall instance has none)."""
         fn = getattr(self.family, "planner_cost", None)
         cost = fn() if fn is not None else self._planner_mod.DEFAULT_COST
         if cost.pair_merge and not getattr(self.family, "PAIR_MERGE", False):
             raise ValueError(f"CostModel.pair_merge: the {self.name} kernels have no cluster pairs "
                              f"(only sm90's do); plan with pair_merge=False")
+        if cost.pair_merge and rows_per_tile not in (None, self.family.ROWS_PER_TILE):
+            cost = dataclasses.replace(cost, pair_merge=False)
         return cost
+
+    def rows_per_tile_for(self, num_heads: int, kv_dtype=None) -> int:
+        """Rows per tile of this family's plans (its ``rows_per_tile_for``, else its
+        ROWS_PER_TILE)."""
+        fn = getattr(self.family, "rows_per_tile_for", None)
+        return fn(num_heads, kv_dtype) if fn is not None else self.family.ROWS_PER_TILE
 
     def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype,
              kv_dtype=None):
         batch = len_h.shape[0]
         num_tokens = int(qo_h[-1]) - int(qo_h[0]) if batch else 0
-        self._ensure_layout(batch, num_tokens, num_heads)
+        R = self.rows_per_tile_for(num_heads, kv_dtype)
+        self._ensure_layout(batch, num_tokens, num_heads, R)
         self.plan_and_upload(
-            (num_heads, page_size, causal),
+            (num_heads, page_size, causal, R),
             lambda: self._planner_mod.Planner(self.layout, num_heads, page_size, causal,
-                                              cost=self._planner_cost()),
+                                              cost=self._planner_cost(R)),
             qo_h, kv_h, len_h)
         a = self.args
         # Keep the page table alive until the next plan(): run() reads it by address, and a

@@ -25,6 +25,13 @@ KV_TILE = 64              # KV tokens per kernel iteration (split granularity)
 CTAS_PER_SM = 1
 PAIR_MERGE = True         # the paged kernel runs in clusters of two: plans may hold cluster pairs
 MAX_HEADS = 128
+# The tall instance's row tile (include/mla_wrapper/sm90/tall.cuh): an fp8 (e4m3) cache with
+# more than NARROW_HEADS and at most TALL_ROWS heads (TP4) is planned in 32-row tiles, which the
+# launcher runs with both GEMMs transposed (the rows the wgmma's N: half a 64-row tile's tensor
+# work). MLA_WRAPPER_SM90_TALL=0 plans those in 64-row tiles too (A/B runs).
+TALL_ROWS = 32
+NARROW_HEADS = 16         # at most this many heads: the e4m3 kernel's narrow instance instead
+TALL_ENV = "MLA_WRAPPER_SM90_TALL"
 ARCH = "sm_90a"           # wgmma / setmaxnreg need the arch-specific target
 # warmup's --dtype names: fp8_e4m3 builds the fp8-cache library of each 16-bit query dtype
 WARMUP_DTYPES = DTYPES + ("fp8_e4m3",)
@@ -74,6 +81,20 @@ def kv_maps(module, run_args_ptr: int) -> dict[str, int]:
     buf = (ctypes.c_uint32 * len(KV_MAPS_KEYS))()
     module.call(KV_MAPS_EXPORT, run_args_ptr, ctypes.addressof(buf))
     return dict(zip(KV_MAPS_KEYS, buf))
+
+
+def rows_per_tile_for(num_heads: int, kv_dtype=None) -> int:
+    """Rows per tile of this family's plans for ``num_heads`` heads over a cache of
+    ``kv_dtype`` (None: the query's 16-bit dtype): TALL_ROWS for an fp8 cache with
+    NARROW_HEADS < num_heads <= TALL_ROWS (the tall instance) unless MLA_WRAPPER_SM90_TALL=0,
+    else ROWS_PER_TILE. It depends only on what a CUDA graph keeps (heads, the cache's dtype),
+    so a captured launch's instance suits every later plan."""
+    from . import _env_switch  # noqa: PLC0415
+
+    if is_fp8_kv(kv_dtype) and NARROW_HEADS < num_heads <= TALL_ROWS and \
+            _env_switch(TALL_ENV, True):
+        return TALL_ROWS
+    return ROWS_PER_TILE
 
 
 def planner_cost():

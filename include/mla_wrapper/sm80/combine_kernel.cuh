@@ -94,7 +94,9 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
   const int lane = threadIdx.x % 32;
   const P* partial_o = static_cast<const P*>(plan.partial_o);
   const int num_merges = plan.counts[1];
-  const int total = num_merges * kRowsPerTile * kParts;
+  // the plan's rows per tile: kRowsPerTile, or the sm90 tall instance's 32 (sm90/tall.cuh)
+  const int rows_per_tile = plan.rows_per_tile;
+  const int total = num_merges * rows_per_tile * kParts;
   // The lanes first look up 32 of the warp's units at once (merge item, request, whether the
   // row exists: a tile's rows past qo_len x num_heads, e.g. 48 of 64 at H=16, cost one lookup
   // round per 32 units instead of a chain of dependent loads each), then the warp merges the
@@ -102,14 +104,15 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
   bool waited = false;
   for (int base = first_warp; base < total; base += 32 * warp_stride) {
     const int mine = base + lane * warp_stride;
-    int first_slot_l = 0, num_slots_l = 0, qo_start_l = 0, row_l = -1;
+    int first_slot_l = 0, num_slots_l = 0, qo_start_l = 0, row_l = -1, tile_row_l = 0;
     if (mine < total) {
       const int tile_row = mine / kParts / num_merges;  // row of the merge item's tile
       const int* mi = plan.merge_info + (mine / kParts - tile_row * num_merges) * kMergeFields;
       const int* ri = plan.request_info + mi[kMergeRequest] * kRequestFields;
-      const int row = mi[kMergeRowTile] * kRowsPerTile + tile_row;
+      const int row = mi[kMergeRowTile] * rows_per_tile + tile_row;
       if (row < ri[kRequestQoLen] * args.num_heads) {
         row_l = row;
+        tile_row_l = tile_row;
         first_slot_l = mi[kMergeFirstSlot];
         num_slots_l = mi[kMergeNumSlots];
         qo_start_l = ri[kRequestQoStart];
@@ -125,7 +128,7 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
       const int gw = base + owner * warp_stride;
       const int part = gw % kParts;
       const int row = __shfl_sync(0xffffffffu, row_l, owner);
-      const int r = row % kRowsPerTile;
+      const int r = __shfl_sync(0xffffffffu, tile_row_l, owner);
       const int first_slot = __shfl_sync(0xffffffffu, first_slot_l, owner);
       const int num_slots = __shfl_sync(0xffffffffu, num_slots_l, owner);
       const int qo_start = __shfl_sync(0xffffffffu, qo_start_l, owner);
@@ -146,7 +149,7 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
 #pragma unroll
             for (int e = 0; e < kVec; ++e) v[j][e] = 0.f;
             if (k0 + j < num_slots) {
-              const int64_t prow = static_cast<int64_t>(first_slot + k0 + j) * kRowsPerTile + r;
+              const int64_t prow = static_cast<int64_t>(first_slot + k0 + j) * rows_per_tile + r;
               s[j] = __ldcg(plan.partial_lse + prow);
               const P* src = partial_o + prow * kHeadDimCkv + col0;
 #pragma unroll
@@ -244,7 +247,7 @@ CombineInstance combine_instance() {
 }
 
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
-// the plan has merge capacity. Grid: enough warps for max_merge_items x kRowsPerTile rows x
+// the plan has merge capacity. Grid: enough warps for max_merge_items x rows_per_tile rows x
 // column parts (kCombineParts, or kCombineManyParts for 16-bit partials of many merges), at
 // least one CTA and at most the CTAs that fit at once (combine_ctas_per_sm) per SM: a grid
 // past that ran in two waves (sized at four an SM with three fitting, H=16 B=16's 512 CTAs
@@ -267,7 +270,7 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
       : few ? combine_instance<T, P, kCombineFewSlotBatch, kCombineParts>()
             : combine_instance<T, P, kCombineSlotBatch, kCombineParts>();
   const int64_t warps_needed =
-      static_cast<int64_t>(plan->max_merge_items) * kRowsPerTile * inst.parts;
+      static_cast<int64_t>(plan->max_merge_items) * plan->rows_per_tile * inst.parts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
   const int max_grid = inst.ctas_per_sm * sm_count;
   // At least one CTA an SM: the units dealt to the CTAs in turn then put B=1's merging warps

@@ -15,6 +15,9 @@ constexpr int kHeadDimKpe = 64;
 constexpr int kHeadDimQk = kHeadDimCkv + kHeadDimKpe;  // 576
 
 constexpr int kRowsPerTile = 64;   // query rows (token, head) per CTA tile: the wgmma M
+// The tall instance's row tile (tall.cuh; plans made with rows_per_tile = kTallRows): its rows
+// are the N of both GEMMs, the tokens and the output columns their M.
+constexpr int kTallRows = 32;
 constexpr int kKvTile = 64;        // KV tokens per stage
 constexpr int kPlanKvTile = 64;    // the planner's split granularity (a multiple of kKvTile)
 #ifndef MLAW_SM90_PROBE_STAGES3  // probe (wrong results): 3 KV stages, the first over the Q tile
@@ -174,7 +177,8 @@ constexpr int kBarStageFree = 8;    // producer (128 threads): warp 0 has seen a
 constexpr int kBarWiden = 9;        // producer: dequant_tile's phases
 constexpr int kBarQF16 = 10;        // consumers: q_to_f16's phases
 constexpr int kBarNarrowPair = 11;  // + pm (11-14): narrow_tiles' warp pairs (64 threads)
-static_assert(kBarNarrowPair + 3 < 16, "a CTA has 16 named barriers");
+constexpr int kBarTall = 15;        // the tall instance's scorer (128 threads): row exchanges
+static_assert(kBarNarrowPair + 3 < kBarTall && kBarTall < 16, "a CTA has 16 named barriers");
 
 }  // namespace sm90
 }  // namespace mlaw

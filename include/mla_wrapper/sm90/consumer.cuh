@@ -13,6 +13,7 @@
 #include "mla_wrapper/sm90/consumer_steps.cuh"
 #include "mla_wrapper/sm90/dev.cuh"
 #include "mla_wrapper/sm90/narrow.cuh"
+#include "mla_wrapper/sm90/tall.cuh"
 #include "mla_wrapper/sm90/traits.cuh"
 #include "mla_wrapper/sm90/work.cuh"
 
@@ -35,8 +36,9 @@ namespace sm90 {
 // converts, the output rows times args.ckv_scale.
 // kDsRows: FlashMLA's rows (KvDsMla; kE4m3 too): the gather mode's L2 prefetch takes their
 // 128-byte rope.
+// kTall: the tall instance (tall.cuh): a plan of kTallRows-row items, each run by tall_item.
 template <typename T, bool kQTma, bool kEarlyQ, bool kE4m3, bool kDsRows, bool kNarrow,
-          typename Kv>
+          bool kTall, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const QTensorMaps& qm, const CtaStart<Kv>& start,
                                         char* smem,
@@ -71,7 +73,8 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   grid_dependency_wait();  // (as in produce: q, out, lse and the partials come after it)
   bool q_issued = false;  // this item's Q went in during the previous item (q_next)
   for (int w = w_begin; w < w_end; ++w) {
-    const WorkItem item = start.at(plan, w, num_heads, kvm);
+    const WorkItem item = start.template at<kTall ? kTallRows : kRowsPerTile>(plan, w, num_heads,
+                                                                             kvm);
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
     if (kQTma) fence_proxy_async();  // the epilogue's staging stores come before the TMA's Q writes
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
@@ -387,6 +390,18 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         }
       }
     };
+    if constexpr (kTall) {
+      static_assert(!kEarlyQ && !kNarrow && kScorers == 1 && !Kv::kMaskInvalid,
+                    "the tall instance: no early Q, one scorer, the paged cache");
+      if (item.slot <= kSlotPairLow) __trap();  // (its plans have no cluster pairs: tall.cuh)
+      if (g == 0)
+        tall_item<T, TG, kE4m3, true>(plan, args, item, heads, rows, limit, sl, o, smem, full,
+                                      empty, seq, g, warp, lane);
+      else
+        tall_item<T, TG, kE4m3, false>(plan, args, item, heads, rows, limit, sl, o, smem, full,
+                                       empty, seq, g, warp, lane);
+      continue;  // (tall_item stored the rows)
+    }
     if (narrow) {
       narrow_tiles<TG>(item, limit, sl, smem, full, empty, seq, m_run, l_run, o, g, warp, lane);
     } else if constexpr (kScorers == 2) {

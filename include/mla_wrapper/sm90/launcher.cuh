@@ -422,6 +422,16 @@ constexpr bool kNarrowKernel =
     std::is_same<TKv, KvE4m3>::value;
 inline bool narrow_for(const MlaRunArgs& a) { return a.num_heads <= kNarrowRows; }
 
+// The paged e4m3 kernel's tall instance (tall.cuh), for plans made with rows_per_tile =
+// kTallRows (the sm90 backend's for 17-32 heads): its Q maps' boxes are a token's heads, at most
+// kTallRows of them, so that every item is whole tokens.
+#ifndef MLAW_SM90_TALL  // 0: no tall instance (plans with 32-row tiles are refused)
+#define MLAW_SM90_TALL 1
+#endif
+template <typename Kv, typename TKv>
+constexpr bool kTallKernel = MLAW_SM90_TALL && std::is_same<Kv, PagedKv>::value &&
+                             std::is_same<TKv, KvE4m3>::value;
+
 // Sets a function attribute on every instance of the kernel the launch below may pick.
 template <typename T, typename Kv, typename TKv = T>
 inline cudaError_t set_kernel_attribute(cudaFuncAttribute attr, int value) {
@@ -435,6 +445,14 @@ inline cudaError_t set_kernel_attribute(cudaFuncAttribute attr, int value) {
     if constexpr (kNarrowKernel<Kv, TKv>)
       if (err == cudaSuccess)
         err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, false, TKv, true>, attr, value);
+  }
+  if constexpr (kTallKernel<Kv, TKv>) {
+    if (err == cudaSuccess)
+      err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, false, false, TKv, false, true>, attr,
+                                 value);
+    if (kQTmaKernel && err == cudaSuccess)
+      err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, kQTmaKernel, false, TKv, false, true>,
+                                 attr, value);
   }
   return err;
 }
@@ -467,7 +485,14 @@ struct DeviceSetup {
 template <typename T, typename Kv = PagedKv, typename TKv = T>
 int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name,
         const Kv& kvm = Kv()) {
-  if (int st = check_run_args(plan, args, name, kRowsPerTile, kKvTile)) return st;
+  // the tall instance's plans (tall.cuh): 32-row tiles
+  const bool tall = kTallKernel<Kv, TKv> && plan != nullptr && plan->rows_per_tile == kTallRows;
+  if (int st = check_run_args(plan, args, name, tall ? kTallRows : kRowsPerTile, kKvTile))
+    return st;
+  if (tall && args->num_heads > kTallRows)
+    return fail("%s: a plan of %d-row tiles (the tall instance's) takes at most %d heads, got "
+                "num_heads = %d; plan with rows_per_tile = %d", name, kTallRows, kTallRows,
+                args->num_heads, kRowsPerTile);
   // An e4m3 cache: the kernel widens its values exactly (to f16) and leaves the scales to the
   // score scale (sm_scale x ckv_scale) and the output (x ckv_scale, consume's kE4m3); the
   // query's rope columns are multiplied by kpe_scale / ckv_scale (q_to_f16).
@@ -541,6 +566,11 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
         if constexpr (kNarrowKernel<Kv, TKv>)  // (in place of early Q: see kNarrowKernel)
           if (narrow_for(*args)) kernel = mla_sm90_kernel<T, Kv, true, false, TKv, true>;
       }
+    if constexpr (kTallKernel<Kv, TKv>)
+      if (tall)
+        kernel = qmaps.box_heads > 0
+                     ? mla_sm90_kernel<T, Kv, kQTmaKernel, false, TKv, false, true>
+                     : mla_sm90_kernel<T, Kv, false, false, TKv, false, true>;
     const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, *plan, *args, kvm,
                                                make_kv_maps<Kv, TKv>(*args), qmaps);
     if (err != cudaSuccess) return static_cast<int>(err);

@@ -182,7 +182,7 @@ __device__ __forceinline__ void prefetch_combine_plan(const MlaPlan& plan) {
 // element, T or KvE4m3 (an e4m3 cache, paged or the gather mode's slots: produce /
 // dequant_tile).
 template <typename T, typename Kv = PagedKv, bool kQTma = false, bool kEarlyQ = false,
-          typename TKv = T, bool kNarrow = false>
+          typename TKv = T, bool kNarrow = false, bool kTall = false>
 __global__ void __launch_bounds__(kThreads, 1)
     mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm,
                     const __grid_constant__ KvTensorMaps maps,
@@ -225,12 +225,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       prefetch_tensor_map(&maps.kpe);
     }
     if (threadIdx.x == 64) prefetch_combine_plan(plan);
-    produce<T, TKv, kNarrow>(plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty,
-                    empty + kStages + 3);
+    produce<T, TKv, kNarrow, kTall ? kTallRows : kRowsPerTile>(
+        plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty, empty + kStages + 3);
   } else {
     setmaxnreg_inc<kWidenedKv<TKv> ? kConsumerRegsE4m3 : kConsumerRegs>();
-    consume<T, kQTma, kEarlyQ, kWidenedKv<TKv>, std::is_same<TKv, KvDsMla>::value, kNarrow>(
-        plan, args, kvm, qmaps, start, smem, full, empty);
+    consume<T, kQTma, kEarlyQ, kWidenedKv<TKv>, std::is_same<TKv, KvDsMla>::value, kNarrow,
+            kTall>(plan, args, kvm, qmaps, start, smem, full, empty);
   }
 #endif
 }

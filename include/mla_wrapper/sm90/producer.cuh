@@ -96,8 +96,9 @@ constexpr int kNarrowPrefetchMaxTiles = MLAW_SM90_NARROW_PREFETCH_MAX_TILES;
 
 // TKv: the cache's element (T, or KvE4m3: bytes land on `raw`, dequant_tile widens them; the
 // tile issued last is widened just before the producer waits for the next free stage, so that
-// a tile is widened while the consumers compute the one before it).
-template <typename T, typename TKv, bool kNarrow, typename Kv>
+// a tile is widened while the consumers compute the one before it). kRows: the plan's rows per
+// tile (kTallRows in the tall instance).
+template <typename T, typename TKv, bool kNarrow, int kRows, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const KvTensorMaps& maps, const CtaStart<Kv>& start,
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty,
@@ -176,7 +177,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   const bool lone_busy =
       w_end == w_begin + 1 && num_items * 100 >= int(gridDim.x) * kPacedMinItemsPct;
   for (int w = w_begin; w < w_end; ++w) {
-    const WorkItem item = start.at(plan, w, args.num_heads, kvm);
+    const WorkItem item = start.template at<kRows>(plan, w, args.num_heads, kvm);
     if (w == w_begin) MLAW_SPAN(6, global_timer_after(item.num_tiles + item.page_start));
     // Page ids of the tokens this thread copies in tile `it` (-1: past the item), loaded one
     // tile ahead so that their latency hides behind the wait for a free stage; checked (kvm's
@@ -202,7 +203,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     // kE4m3PrefetchLines): not a narrow item's of more than kNarrowPrefetchMaxTiles tiles
     const bool prefetch_item = !narrow || item.num_tiles <= kNarrowPrefetchMaxTiles;
     const int rows = item.qo_len * args.num_heads;  // (the request's)
-    const bool multi_tile = kKvFirstMultiTile && rows > kRowsPerTile && rows % kRowsPerTile == 0;
+    const bool multi_tile = kKvFirstMultiTile && rows > kRows && rows % kRows == 0;
     policy = normal_heads && !multi_tile && !paced && !(kKvFirstShort && short_item)
                  ? normal_policy
                  : first_policy;

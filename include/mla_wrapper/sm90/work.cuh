@@ -36,9 +36,11 @@ struct WorkItem {
   int num_tiles;
 
   WorkItem() = default;
-  template <typename Kv>
-  __device__ __forceinline__ WorkItem(const WorkRecord& r, int num_heads, const Kv& kvm) {
-    row0 = r.row_tile * kRowsPerTile;
+  // kRows: the plan's rows per tile (kRowsPerTile, or kTallRows in the tall instance)
+  template <int kRows, typename Kv>
+  __device__ __forceinline__ WorkItem(const WorkRecord& r, int num_heads, const Kv& kvm,
+                                      std::integral_constant<int, kRows>) {
+    row0 = r.row_tile * kRows;
     kv_start = r.kv_start;
     slot = r.slot;
     qo_start = r.qo_start;
@@ -46,12 +48,13 @@ struct WorkItem {
     qo_len = r.qo_len;
     kv_len = r.kv_len;
     page_start = r.page_start;
-    valid_rows = min(kRowsPerTile, qo_len * num_heads - row0);
+    valid_rows = min(kRows, qo_len * num_heads - row0);
     num_tiles = kv_end > kv_start ? (kv_end - kv_start + kKvTile - 1) / kKvTile : 0;
   }
-  template <typename Kv>
-  __device__ __forceinline__ WorkItem(const MlaPlan& plan, int w, int num_heads, const Kv& kvm)
-      : WorkItem(WorkRecord(plan, w), num_heads, kvm) {}
+  template <int kRows, typename Kv>
+  __device__ __forceinline__ WorkItem(const MlaPlan& plan, int w, int num_heads, const Kv& kvm,
+                                      std::integral_constant<int, kRows> rows)
+      : WorkItem(WorkRecord(plan, w), num_heads, kvm, rows) {}
 };
 
 // The e4m3 kernel's narrow instance (kNarrow: launcher.cuh narrow_for): which items run their
@@ -114,9 +117,11 @@ struct CtaStart {
   __device__ __forceinline__ int w_begin() const { return get(kIndptr); }
   __device__ __forceinline__ int w_end() const { return get(kIndptr + 1); }
   __device__ __forceinline__ int num_items() const { return get(kCount); }
-  // Work item w (called by whole warps).
+  // Work item w (called by whole warps) of a plan of kRows rows per tile.
+  template <int kRows = kRowsPerTile>
   __device__ __forceinline__ WorkItem at(const MlaPlan& plan, int w, int num_heads,
                                          const Kv& kvm) const {
+    const std::integral_constant<int, kRows> rows;
     if (kGuess && w == guess) {
       WorkRecord r;
       r.row_tile = get(kWorkRowTile);
@@ -127,9 +132,9 @@ struct CtaStart {
       r.qo_len = get(kWorkQoLen);
       r.kv_len = get(kWorkKvLen);
       r.page_start = get(kWorkPageStart);
-      return WorkItem(r, num_heads, kvm);
+      return WorkItem(r, num_heads, kvm, rows);
     }
-    return WorkItem(plan, w, num_heads, kvm);
+    return WorkItem(plan, w, num_heads, kvm, rows);
   }
 };
 

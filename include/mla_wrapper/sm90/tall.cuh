@@ -1,0 +1,290 @@
+// The tall instance's items (mla_kernel.cuh kTall; launcher.cuh picks it for plans made with
+// rows_per_tile = kTallRows, which the sm90 backend makes for an e4m3 cache with 17-32 heads,
+// TP4): an item of at most 32 rows runs both GEMMs transposed, its rows the N of the wgmma and
+// the tokens (scores) or output columns (P V) its M:
+//   S^T[64 tokens, 32 rows] = K Q^T (36 x m64n32k16, K the A operand, Q's rows 0-31 the B
+//     operand), by the scoring warpgroup (g = 0), where a 64-row tile's S = Q K^T takes 36 x
+//     m64n64k16 of which half would be rows no item has;
+//   O^T[256 columns of g, 32 rows] += V^T P^T (per 16-token k-step four m64n32k16: V^T the A
+//     operand read MN-major from the stage, `.tnspA` in the SASS; P's rows 0-31 the B operand in
+//     the P tile's usual [row][token] layout), by both warpgroups;
+// so the tile's tensor work is half the 64-row tile's and O^T takes 64 accumulator registers
+// instead of 128. Each row's max comes from the four scorer warps through shared memory (a
+// row's 64 tokens are spread over them). The rows are stored by the item's own epilogue from
+// O^T through the Q tile (fp32 [32][512]).
+// Why an instance of its own (session 57, logs/sm90_s57_2026-11-28 runs 7-8): with this loop and
+// the 64-row one in one kernel, ptxas held all of o live through an item whatever its path and
+// spilled (16-88 bytes; every path ran 0.67-0.86x), while the loop alone ran 0 spills and the
+// e4m3 H=32 rows 1.02-1.08x faster. Its plans have no item of more than 32 rows (MTP at H=32:
+// one item per query token) and no cluster pairs (planner.h pair_merges: off for these plans),
+// and the instance is chosen by the plan's rows_per_tile, which the backend derives from the
+// heads and the cache's dtype, so a CUDA graph's captured instance fits every later plan.
+#pragma once
+
+#include <math.h>
+#include <type_traits>
+#include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/common/q_rows.cuh"
+#include "mla_wrapper/sm90/config.h"
+#include "mla_wrapper/sm90/consumer_steps.cuh"
+#include "mla_wrapper/sm90/traits.cuh"
+#include "mla_wrapper/sm90/work.cuh"
+
+namespace mlaw {
+namespace sm90 {
+
+// One wgmma whose accumulator is o[kOff .. kOff + N): the tall item keeps O^T in o's first 64
+// registers and the scorer's state past them (ptxas holds all of o live through an item).
+template <typename Op, int kOff, int N, size_t... I>
+__device__ __forceinline__ void wgmma_sub_impl(uint64_t da, uint64_t db, float (&o)[128],
+                                               gmma::ScaleOut scale, std::index_sequence<I...>) {
+  Op::fma(da, db, o[kOff + I]..., scale);
+}
+template <typename Op, int kOff, int N>
+__device__ __forceinline__ void wgmma_sub(uint64_t da, uint64_t db, float (&o)[128],
+                                          gmma::ScaleOut scale) {
+  wgmma_sub_impl<Op, kOff, N>(da, db, o, scale, std::make_index_sequence<N>{});
+}
+
+// S^T = K Q^T into o[64 .. 79] (issued, not waited).
+template <typename T>
+__device__ __forceinline__ void issue_scores_t(float (&o)[128], uint32_t q_smem,
+                                               uint32_t kv_stage) {
+  using Mma = typename ElementTraits<T>::template MmaS<kTallRows>;
+  const uint64_t dq = make_desc(q_smem, 16, 1024);
+  const uint64_t dk = make_desc(kv_stage, 16, 1024);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kHeadDimQk / 16; ++kk) {
+    const uint64_t da = desc_add(dk, (kk / 4) * kKvBlockBytes + (kk % 4) * 32);
+    const uint64_t db = desc_add(dq, (kk / 4) * kQBlockBytes + (kk % 4) * 32);
+    wgmma_sub<Mma, 64, 16>(da, db, o, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One);
+  }
+  wgmma_commit();
+}
+
+// O^T[256 columns of g, 32 rows] (+)= V^T P^T into o[0 .. 63] (issued); first: = (an item's
+// first tile).
+template <typename T>
+__device__ __forceinline__ void issue_pv_t(float (&ot)[128], uint32_t p_smem, uint32_t kv_stage,
+                                           int g, bool first) {
+  using Mma = std::conditional_t<
+      std::is_same<T, __half>::value,
+      gmma::MMA_64x32x16_F32F16F16_SS<gmma::Major::MN, gmma::Major::K>,
+      gmma::MMA_64x32x16_F32BF16BF16_SS<gmma::Major::MN, gmma::Major::K>>;
+  const uint64_t dp = make_desc(p_smem, 16, 1024);
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < kKvTile / 16; ++ks) {
+    const uint64_t dv = make_desc(
+        kv_stage + g * (kOutCols / kBlockCols) * kKvBlockBytes + ks * 16 * kRowBytes,
+        kKvBlockBytes, 1024);
+    const uint64_t db = desc_add(dp, ks * 32);
+    const gmma::ScaleOut sc = first && ks == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One;
+    wgmma_sub<Mma, 0, 16>(dv, db, ot, sc);
+    wgmma_sub<Mma, 16, 16>(desc_add(dv, kKvBlockBytes), db, ot, sc);
+    wgmma_sub<Mma, 32, 16>(desc_add(dv, 2 * kKvBlockBytes), db, ot, sc);
+    wgmma_sub<Mma, 48, 16>(desc_add(dv, 3 * kKvBlockBytes), db, ot, sc);
+  }
+  wgmma_commit();
+}
+
+__device__ __forceinline__ uint16_t to_bits16(float x, __half) {
+  return __half_as_ushort(__float2half_rn(x));
+}
+__device__ __forceinline__ uint16_t to_bits16(float x, __nv_bfloat16) {
+  return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+}
+
+// One tall item's tiles and its epilogue (stores its rows to out or to its partial slot of
+// kTallRows rows). kSc: this warpgroup scores (g = 0). limit / sl: the prologue's exclusive kv
+// limits and score scales of this thread's rows rows[0..1] of the 64-row layout (consume);
+// o: the item's accumulator registers (O^T, and the scorer's state in o[64 .. 103]; consume
+// zeroes them for an item without tiles).
+// Thread (warp, lane) of the scorer holds S^T's tokens 16 warp + lane / 4 (+ 8) of its 8 rows
+// tall_row(k), k = 2 j + e % 2 for the accumulator's element 4 j + e.
+template <typename T, typename TG, bool kE4m3, bool kSc>
+__device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs& args,
+                                          const WorkItem& item, const FastDiv& heads,
+                                          const int (&rows)[2], const int (&limit)[2],
+                                          const float (&sl)[2], float (&o)[128], char* smem,
+                                          uint64_t* full, uint64_t* empty, int& seq, int g,
+                                          int warp, int lane) {
+  const uint32_t q_smem = smem_addr(smem + kSmemQ);
+  const uint32_t kv_smem = smem_addr(smem + kSmemKv);
+  const uint32_t p_smem = smem_addr(smem + kSmemP);
+  char* p_ptr = smem + kSmemP;
+  float* red_max = reinterpret_cast<float*>(smem + kSmemRedMax);  // [0, 32): the rescales
+  float* tall_red = reinterpret_cast<float*>(smem + kSmemRedSum);  // [32 rows][4 warps]
+  float* tall_sl = red_max + kRowsPerTile;                         // [32] the rows' scales
+  int* tall_lim = reinterpret_cast<int*>(tall_sl + kTallRows);     // [32] and limits
+  auto tall_row = [&](int k) { return 8 * (k / 2) + 2 * (lane % 4) + k % 2; };
+  float (&ot)[128] = o;  // O^T in o[0 .. 63]: accumulator block mb in o[16 mb .. 16 mb + 15]
+  // S^T in o[64 .. 79]; each row's running max, sum and score scale in o[80 + k], o[88 + k],
+  // o[96 + k].
+  auto st = [&](int i) -> float& { return o[64 + i]; };
+  auto mt = [&](int k) -> float& { return o[80 + k]; };
+  auto lt = [&](int k) -> float& { return o[88 + k]; };
+  auto sl8 = [&](int k) -> float& { return o[96 + k]; };
+  int lim_min = 0x7fffffff;
+  if constexpr (kSc) {
+    if (lane % 4 == 0) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        if (rows[r] < kTallRows) tall_sl[rows[r]] = sl[r], tall_lim[rows[r]] = limit[r];
+    }
+    named_barrier(kBarTall, 128);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      sl8(k) = tall_sl[tall_row(k)];
+      lim_min = min(lim_min, tall_lim[tall_row(k)]);
+      mt(k) = -INFINITY;
+      lt(k) = 0.f;
+    }
+  }
+  for (int it = 0; it < item.num_tiles; ++it, ++seq) {
+    const int stage = __shfl_sync(0xffffffffu, seq % kStages, 0);
+    mbar_wait(&full[stage], (seq / kStages) & 1);
+    fence_proxy_async();  // the producer's writes, acquired above, feed wgmma
+    const uint32_t kv_stage = kv_smem + stage * kKvStageBytes;
+    float cm[8];
+    if constexpr (kSc) {
+      fence_operands(o);
+      issue_scores_t<TG>(o, q_smem, kv_stage);
+      wgmma_wait<0>();
+      fence_operands(o);
+      // st(4 j + e): token 16 warp + lane / 4 + 8 (e / 2) of row tall_row(2 j + e % 2)
+      const int t_lo = item.kv_start + it * kKvTile + 16 * warp + lane / 4;
+      if (t_lo + 8 >= lim_min) {
+#pragma unroll
+        for (int j = 0; j < kTallRows / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (t_lo + 8 * (e / 2) >= tall_lim[tall_row(2 * j + e % 2)]) st(4 * j + e) = -INFINITY;
+      }
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        cm[k] = fmaxf(st(4 * (k / 2) + k % 2), st(4 * (k / 2) + 2 + k % 2));
+        cm[k] = fmaxf(cm[k], __shfl_xor_sync(0xffffffffu, cm[k], 4));
+        cm[k] = fmaxf(cm[k], __shfl_xor_sync(0xffffffffu, cm[k], 8));
+        cm[k] = fmaxf(cm[k], __shfl_xor_sync(0xffffffffu, cm[k], 16));
+        if (lane < 4) tall_red[tall_row(k) * 4 + warp] = cm[k];
+      }
+      named_barrier(kBarTall, 128);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const float4 v = *reinterpret_cast<const float4*>(tall_red + tall_row(k) * 4);
+        cm[k] = fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)) * sl8(k);
+      }
+    }
+    // both warpgroups' P V reads of the last P, and of its rescale factors, are done
+    named_barrier(kBarMax, kConsumerThreads);
+    float a8[8];
+    if constexpr (kSc) {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const float m_use = lazy_max(cm[k], mt(k), lt(k), a8[k]);
+        if (warp == 0 && lane < 4) red_max[tall_row(k)] = a8[k];  // for warpgroup 1
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // this thread's two tokens of row tall_row(k)
+          const int e = 2 * h + k % 2, j = k / 2;
+          const int tok = 16 * warp + lane / 4 + 8 * h;
+          const int row = tall_row(k);
+          const float pv = fast_exp2(fmaf(st(4 * j + e), sl8(k), -m_use));
+          lt(k) += pv;
+          *reinterpret_cast<uint16_t*>(p_ptr + row * kRowBytes + (((tok / 8) ^ (row % 8)) << 4) +
+                                       2 * (tok % 8)) = to_bits16(pv, TG());
+        }
+      }
+      fence_proxy_async();  // P's generic stores before wgmma reads them
+    }
+    named_barrier(kBarP, kConsumerThreads);  // P written
+    if constexpr (!kSc) {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) a8[k] = red_max[tall_row(k)];
+    }
+    bool moved = false;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) moved = moved || a8[k] != 1.f;
+    if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+      for (int i = 0; i < 64; ++i) ot[i] *= a8[2 * (i % 16 / 4) + i % 2];
+    }
+    fence_operands(ot);
+    issue_pv_t<TG>(ot, p_smem, kv_stage, g, it == 0);
+    wgmma_wait<0>();
+    fence_operands(ot);
+    if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
+  }
+  // The item's end: O^T into the Q tile as fp32 [32 rows][512 columns] (the score GEMMs are done
+  // with Q), the rows' sums and maxima into red_max (the scorer), then each warp normalizes and
+  // stores whole rows from there (rows 4 g + warp, + 8, ...) and their lse.
+  float* ob = reinterpret_cast<float*>(smem + kSmemQ);
+  float* row_l = red_max + kRowsPerTile;  // [32] (tall_sl's place)
+  float* row_m = row_l + kTallRows;       // [32] (tall_lim's place)
+#pragma unroll
+  for (int mb = 0; mb < 4; ++mb)
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      const int j = i / 4, e = i % 4;
+      const int row = 8 * j + 2 * (lane % 4) + e % 2;
+      const int col = g * kOutCols + 64 * mb + 16 * warp + lane / 4 + 8 * (e / 2);
+      ob[row * kHeadDimCkv + col] = ot[16 * mb + i];
+    }
+  if constexpr (kSc) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      float l = lt(k);
+      l += __shfl_xor_sync(0xffffffffu, l, 4);
+      l += __shfl_xor_sync(0xffffffffu, l, 8);
+      l += __shfl_xor_sync(0xffffffffu, l, 16);
+      if (lane < 4) tall_red[tall_row(k) * 4 + warp] = l;
+    }
+    named_barrier(kBarTall, 128);  // (also: every scorer warp is done with tall_lim)
+    if (warp == 0 && lane < 4) {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const float4 v = *reinterpret_cast<const float4*>(tall_red + tall_row(k) * 4);
+        row_l[tall_row(k)] = (v.x + v.y) + (v.z + v.w);
+        row_m[tall_row(k)] = mt(k);
+      }
+    }
+  }
+  named_barrier(kBarP2, kConsumerThreads);  // O^T and the rows' l, m in shared memory
+  const int num_heads = args.num_heads;
+  for (int row = 4 * g + warp; row < item.valid_rows; row += 8) {
+    const float l = row_l[row];
+    float inv = l > 0.f ? 1.f / l : 0.f;
+    if constexpr (kE4m3) inv *= args.ckv_scale;  // (lse stays: the scores were scaled)
+    const int grow = item.row0 + row;
+    const int64_t token = item.qo_start + heads.div(grow);
+    const int64_t head = heads.mod(grow, num_heads);
+    if (lane == 0) {
+      const float lse2 = l > 0.f ? row_m[row] + log2f(l) : -INFINITY;
+      if (item.slot >= 0) {
+        plan.partial_lse[static_cast<int64_t>(item.slot) * kTallRows + row] = lse2;
+      } else if (args.lse != nullptr) {
+        args.lse[token * args.lse_stride_token + head] =
+            args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
+      }
+    }
+    const float4* src = reinterpret_cast<const float4*>(ob + row * kHeadDimCkv + 16 * lane);
+    uint32_t w[8];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float4 v = src[q];
+      w[2 * q] = ElementTraits<T>::pack(v.x * inv, v.y * inv);
+      w[2 * q + 1] = ElementTraits<T>::pack(v.z * inv, v.w * inv);
+    }
+    T* dst = item.slot < 0 ? static_cast<T*>(args.out) + token * args.out_stride_token +
+                                 head * args.out_stride_head
+                           : static_cast<T*>(plan.partial_o) +
+                                 (static_cast<int64_t>(item.slot) * kTallRows + row) * kHeadDimCkv;
+    uint4* d4 = reinterpret_cast<uint4*>(dst + 16 * lane);
+    d4[0] = make_uint4(w[0], w[1], w[2], w[3]);
+    d4[1] = make_uint4(w[4], w[5], w[6], w[7]);
+  }
+}
+
+}  // namespace sm90
+}  // namespace mlaw
