@@ -209,7 +209,7 @@ def main():
         ([5000] * 40, 1, 128, 64, torch.bfloat16), ([700] * 200, 1, 16, 16, torch.bfloat16),
         ([3000, 64, 95], 1, 128, 32, torch.bfloat16),
         ([256] * 66, 1, 16, 64, torch.bfloat16),  # 132 CTAs: every tile a cluster pair
-        ([3001, 1, 700] * 3, 1, 32, 64, torch.bfloat16),  # fp8: the tall instance (32-row plans)
+        ([3001, 1, 700] * 24, 1, 32, 64, torch.bfloat16),  # fp8: the tall instance (32-row plans)
     ]
     if args.small:
         cases = [([100], 1, 16, 64, torch.bfloat16), ([300, 0, 65], 2, 16, 16, torch.bfloat16),
@@ -217,7 +217,7 @@ def main():
                  ([256] * 66, 1, 16, 64, torch.bfloat16),  # cluster pairs on 132 CTAs
                  ([4096], 1, 16, 64, torch.float16),  # B=1: items halved on pairs
                  ([2048] * 16, 1, 16, 64, torch.bfloat16),  # paced CTAs of 4 tiles
-                 ([1500, 70], 1, 32, 64, torch.bfloat16)]  # fp8: the tall instance
+                 ([1500, 70, 5] * 23, 1, 32, 64, torch.bfloat16)]  # fp8: the tall instance
     for kv_lens, qo, h, ps, dt in ([] if args.ab_only else cases):
         try:
             bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant, args.fp8)

@@ -148,18 +148,23 @@ def test_sm90_warmup_specs_fp8_kv():
 
 
 def test_sm90_tall_rows_per_tile(monkeypatch):
-    """sm90 plans an e4m3 cache with 17-32 heads in 32-row tiles (the tall instance, sm90/tall.cuh),
-    everything else in 64-row ones; MLA_WRAPPER_SM90_TALL=0 turns the 32-row plans off."""
+    """sm90 plans decode batches of more requests than cluster pairs over an e4m3 cache with
+    17-32 heads in 32-row tiles (the tall instance, sm90/tall.cuh), everything else in 64-row
+    ones; MLA_WRAPPER_SM90_TALL=0 turns the 32-row plans off."""
     from mla_wrapper.backends import sm90
 
     monkeypatch.delenv(sm90.TALL_ENV, raising=False)
     assert sm90.TALL_ROWS == 32
+    big = dict(batch=67, num_ctas=132)   # more requests than cluster pairs
     for kv in (FP8, "fp8_e4m3"):
-        assert [sm90.rows_per_tile_for(h, kv) for h in (1, 16, 17, 24, 32, 33, 64, 128)] == \
-            [64, 64, 32, 32, 32, 64, 64, 64]
-    assert sm90.rows_per_tile_for(32, torch.bfloat16) == sm90.rows_per_tile_for(32) == 64
+        assert [sm90.rows_per_tile_for(h, kv, **big) for h in (1, 16, 17, 24, 32, 33, 64, 128)] \
+            == [64, 64, 32, 32, 32, 64, 64, 64]
+    assert sm90.rows_per_tile_for(32, FP8, batch=66, num_ctas=132) == 64   # pairs: 64 rows
+    assert sm90.rows_per_tile_for(32, FP8, batch=256, decode=False) == 64  # MTP: 64 rows
+    assert sm90.rows_per_tile_for(32, torch.bfloat16, **big) == \
+        sm90.rows_per_tile_for(32, **big) == 64
     monkeypatch.setenv(sm90.TALL_ENV, "0")
-    assert sm90.rows_per_tile_for(32, FP8) == 64
+    assert sm90.rows_per_tile_for(32, FP8, **big) == 64
 
 
 def test_reference_dequantizes_an_fp8_cache_with_its_scales():
@@ -342,38 +347,45 @@ def test_fp8_few_query_rows(workspace, poison, heads, qo_len, num_reqs, dtype):
 
 
 @hopper
-@pytest.mark.parametrize("heads,qo_len,page_size,lens,dtype", [
-    (32, 1, 64, RAGGED, "bf16"), (32, 1, 1, RAGGED, "fp16"), (32, 2, 16, RAGGED, "bf16"),
-    (32, 3, 64, [9000, 5, 4097], "fp16"), (24, 1, 64, RAGGED, "bf16"), (17, 2, 32, RAGGED, "fp16"),
-    (32, 1, 64, [1024] * 66, "bf16"), (32, 1, 64, [700, 64, 2500, 1] * 75, "bf16"),
-    (32, 1, 128, [30000], "fp16")])
-def test_fp8_tall_instance(workspace, poison, monkeypatch, heads, qo_len, page_size, lens, dtype):
-    """17-32 heads over an e4m3 cache run in 32-row tiles on the tall instance (both GEMMs
-    transposed, sm90/tall.cuh): ragged lengths, causal MTP (one item per query token), long
-    requests split into pieces (partial slots of 32 rows, merged by the combine), 66 equal
-    requests (which 64-row plans run as cluster pairs: none here), CTAs of several items, Q by
-    cp.async (24 and 17 heads: no Q maps; rows past the valid ones masked), query rows far apart
-    in magnitude. The same tensors then go through 64-row plans (MLA_WRAPPER_SM90_TALL=0)."""
+@pytest.mark.parametrize("heads,page_size,lens,dtype", [
+    (32, 64, RAGGED * 9, "bf16"), (32, 1, RAGGED * 9, "fp16"), (24, 64, RAGGED * 9, "bf16"),
+    (17, 32, RAGGED * 9, "fp16"), (32, 64, [1024] * 67, "bf16"),
+    (32, 64, [700, 64, 2500, 1] * 75, "bf16"), (32, 128, [30000] + [5] * 70, "fp16")])
+def test_fp8_tall_instance(workspace, poison, monkeypatch, heads, page_size, lens, dtype):
+    """Decode batches of more requests than cluster pairs over an e4m3 cache with 17-32 heads
+    run in 32-row tiles on the tall instance (both GEMMs transposed, sm90/tall.cuh): ragged
+    lengths, 67 equal requests (no cluster pair), CTAs of several items, a long request split
+    into pieces (partial slots of 32 rows, merged by the combine), Q by cp.async (24 and 17 heads:
+    no Q maps; rows past the valid ones masked), query rows far apart in magnitude. The same
+    wrapper then plans MTP rows of those requests (64-row tiles: another layout), the decode
+    batch again (the tall layout kept), and the decode batch with MLA_WRAPPER_SM90_TALL=0."""
     from mla_wrapper import planner
     from mla_wrapper.backends import sm90
 
-    b = make_fp8_batch(lens, qo_len, heads, page_size, DTYPES[dtype],
-                       seed=heads * 100 + qo_len * 10 + page_size + len(lens),
-                       ckv_scale=2.0 ** -12, kpe_scale=3 * 2.0 ** -12)
+    monkeypatch.delenv(sm90.TALL_ENV, raising=False)
+    kw = dict(seed=heads * 100 + page_size + len(lens), ckv_scale=2.0 ** -12,
+              kpe_scale=3 * 2.0 ** -12)
+    b = make_fp8_batch(lens, 1, heads, page_size, DTYPES[dtype], **kw)
+    mtp = make_fp8_batch(lens, 2, heads, page_size, DTYPES[dtype], **kw)
     big = 2.0 ** 12 if dtype == "bf16" else 2.0 ** 9
-    scale_query_heads(b, [big, 2.0 ** -10, 1.0, 2.0 ** 5])
-    causal = qo_len > 1
+    for x in (b, mtp):
+        scale_query_heads(x, [big, 2.0 ** -10, 1.0, 2.0 ** 5])
     w = new_wrapper(workspace, backend="sm90")
-    plan_run_check(w, b, causal, poison)
+    plan_run_check(w, b, False, poison)
     assert w._impl.layout.rows_per_tile == sm90.TALL_ROWS
+    tall_layout = w._impl.layout
     d, _, _ = planner.plan_arrays(b["qo_indptr"].numpy(), b["kv_indptr"].numpy(),
-                                  b["kv_len"].numpy(), heads, page_size, causal, w._impl.layout,
+                                  b["kv_len"].numpy(), heads, page_size, False, tall_layout,
                                   w._impl._planner_cost(sm90.TALL_ROWS))
     assert not np.any(d.work_info[:, 4] <= -2)   # no cluster pair's half (plan.h mlaw_pair_slot)
-    if lens == [30000]:
+    if lens[0] == 30000:
         assert w._impl.last_plan.num_merge_items > 0   # pieces merged by the combine
+    plan_run_check(w, mtp, True, poison)
+    assert w._impl.layout.rows_per_tile == sm90.ROWS_PER_TILE
+    plan_run_check(w, b, False, poison)
+    assert w._impl.layout is tall_layout
     monkeypatch.setenv(sm90.TALL_ENV, "0")
-    plan_run_check(w, b, causal, poison)
+    plan_run_check(w, b, False, poison)
     assert w._impl.layout.rows_per_tile == sm90.ROWS_PER_TILE
 
 
@@ -486,13 +498,17 @@ def test_fp8_and_16bit_plans_on_one_wrapper(workspace, poison):
 
 
 @hopper
-@pytest.mark.parametrize("heads", [16, 32, 128])
-def test_fp8_cuda_graph_replans(workspace, heads):
+@pytest.mark.parametrize("heads,cap", [(16, 4), (32, 4), (128, 4), (32, 80)])
+def test_fp8_cuda_graph_replans(workspace, heads, cap):
     """A use_cuda_graph=True wrapper: run() over an e4m3 cache with scales captured once, then
     re-planned at the same batch size with other lengths (split and not, empty requests) and
-    new cache / query values, replayed into NaN-poisoned out / lse and checked."""
-    dev, cap, ps = "cuda", 4, 64
+    new cache / query values, replayed into NaN-poisoned out / lse and checked. 32 heads with a
+    capacity of 80 requests: the tall instance's 32-row plans (kept by every re-plan)."""
+    from mla_wrapper.backends import sm90
+
+    dev, ps = "cuda", 64
     batches = [[700, 5, 3000, 0], [30, 4097, 1, 64], [2000] * 4, [0, 0, 1, 0], [65, 63, 1, 9000]]
+    batches = [lens * (cap // 4) for lens in batches]
     max_pages = max(sum((L + ps - 1) // ps for L in lens) for lens in batches) + 3
     bufs = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
                 kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
@@ -527,6 +543,8 @@ def test_fp8_cuda_graph_replans(workspace, heads):
         torch.cuda.synchronize()
         check(dict(b, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe), out, lse,
                   False)
+        tall = heads == 32 and cap > 66 and sm90.rows_per_tile_for(32, FP8, batch=cap) == 32
+        assert w._impl.layout.rows_per_tile == (sm90.TALL_ROWS if tall else sm90.ROWS_PER_TILE)
 
 
 # ------------------------------------------------------------------------------ GPU errors

@@ -208,6 +208,11 @@ class _StagingSlot:
             pass
 
 
+# What belongs to one workspace layout (_ensure_layout keeps it per rows per tile).
+_LAYOUT_STATE = ("layout", "int_ws", "int_ws_ptr", "slots", "next_slot", "plan_struct", "plan_ptr",
+                 "planner", "planner_key")
+
+
 class PlannedKernel:
     """A backend driven by our CPU planner (the sm80 and sm90 families): planner -> pinned
     staging slot -> one async copy into the int workspace -> the family's launcher reads
@@ -237,6 +242,7 @@ class PlannedKernel:
         self._workspace = workspace
         self.num_ctas = wrapper._sm_count * family.CTAS_PER_SM
         self.layout = None
+        self._layouts = {}   # rows per tile -> the state of a layout not in use (_ensure_layout)
         self.planner = None
         self.planner_key = None
         self.int_ws = None
@@ -276,6 +282,16 @@ class PlannedKernel:
         w = self.wrapper
         R, K = rows_per_tile or self.family.ROWS_PER_TILE, self.family.KV_TILE
         layout = self.layout
+        if layout is not None and layout.rows_per_tile != R and w._graph_capacity is None:
+            # Plans of another tile size (sm90's tall plans, by batch): each size keeps its own
+            # layout, int workspace and staging slots, so that batches alternating between them
+            # cost no reallocation (the float workspace is shared: one stream runs them in turn).
+            self._layouts[layout.rows_per_tile] = {k: getattr(self, k) for k in _LAYOUT_STATE}
+            for k, v in self._layouts.pop(R, dict.fromkeys(_LAYOUT_STATE)).items():
+                setattr(self, k, v)
+            if self.slots is None:
+                self.slots, self.next_slot = [], 0
+            layout = self.layout
         same_tile = layout is not None and layout.rows_per_tile == R
         if same_tile and batch <= layout.max_batch and \
                 ws.row_tiles_bound(batch, num_tokens, num_heads, R) <= layout.max_row_tiles:
@@ -342,17 +358,26 @@ class PlannedKernel:
             cost = dataclasses.replace(cost, pair_merge=False)
         return cost
 
-    def rows_per_tile_for(self, num_heads: int, kv_dtype=None) -> int:
-        """Rows per tile of this family's plans (its ``rows_per_tile_for``, else its
-        ROWS_PER_TILE)."""
+    def rows_per_tile_for(self, qo_h, num_heads: int, kv_dtype=None) -> int:
+        """Rows per tile of this family's plan for query indptr qo_h (host) (its
+        ``rows_per_tile_for``, else its ROWS_PER_TILE). A wrapper with a CUDA-graph capacity
+        keeps its first plan's choice (the captured launches keep the kernel instance and the
+        workspace layout), made for a batch of its capacity."""
         fn = getattr(self.family, "rows_per_tile_for", None)
-        return fn(num_heads, kv_dtype) if fn is not None else self.family.ROWS_PER_TILE
+        if fn is None:
+            return self.family.ROWS_PER_TILE
+        cap = self.wrapper._graph_capacity
+        if cap is not None and self.layout is not None:
+            return self.layout.rows_per_tile
+        batch = len(qo_h) - 1
+        decode = int(qo_h[-1]) - int(qo_h[0]) == batch   # (as many query tokens as requests)
+        return fn(num_heads, kv_dtype, batch=cap or batch, decode=decode, num_ctas=self.num_ctas)
 
     def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype,
              kv_dtype=None):
         batch = len_h.shape[0]
         num_tokens = int(qo_h[-1]) - int(qo_h[0]) if batch else 0
-        R = self.rows_per_tile_for(num_heads, kv_dtype)
+        R = self.rows_per_tile_for(qo_h, num_heads, kv_dtype)
         self._ensure_layout(batch, num_tokens, num_heads, R)
         self.plan_and_upload(
             (num_heads, page_size, causal, R),

@@ -25,10 +25,11 @@ KV_TILE = 64              # KV tokens per kernel iteration (split granularity)
 CTAS_PER_SM = 1
 PAIR_MERGE = True         # the paged kernel runs in clusters of two: plans may hold cluster pairs
 MAX_HEADS = 128
-# The tall instance's row tile (include/mla_wrapper/sm90/tall.cuh): an fp8 (e4m3) cache with
-# more than NARROW_HEADS and at most TALL_ROWS heads (TP4) is planned in 32-row tiles, which the
-# launcher runs with both GEMMs transposed (the rows the wgmma's N: half a 64-row tile's tensor
-# work). MLA_WRAPPER_SM90_TALL=0 plans those in 64-row tiles too (A/B runs).
+# The tall instance's row tile (include/mla_wrapper/sm90/tall.cuh): large decode batches over
+# an fp8 (e4m3) cache with more than NARROW_HEADS and at most TALL_ROWS heads (TP4) are planned
+# in 32-row tiles, which the launcher runs with both GEMMs transposed (the rows the wgmma's N:
+# half a 64-row tile's tensor work); rows_per_tile_for. MLA_WRAPPER_SM90_TALL=0 plans those in
+# 64-row tiles too (A/B runs).
 TALL_ROWS = 32
 NARROW_HEADS = 16         # at most this many heads: the e4m3 kernel's narrow instance instead
 TALL_ENV = "MLA_WRAPPER_SM90_TALL"
@@ -83,16 +84,23 @@ def kv_maps(module, run_args_ptr: int) -> dict[str, int]:
     return dict(zip(KV_MAPS_KEYS, buf))
 
 
-def rows_per_tile_for(num_heads: int, kv_dtype=None) -> int:
+def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: bool = True,
+                      num_ctas: int = 132) -> int:
     """Rows per tile of this family's plans for ``num_heads`` heads over a cache of
-    ``kv_dtype`` (None: the query's 16-bit dtype): TALL_ROWS for an fp8 cache with
-    NARROW_HEADS < num_heads <= TALL_ROWS (the tall instance) unless MLA_WRAPPER_SM90_TALL=0,
-    else ROWS_PER_TILE. It depends only on what a CUDA graph keeps (heads, the cache's dtype),
-    so a captured launch's instance suits every later plan."""
+    ``kv_dtype`` (None: the query's 16-bit dtype), ``batch`` requests (``decode``: as many query
+    tokens) on ``num_ctas`` CTAs: TALL_ROWS (the tall instance) for an fp8 cache with
+    NARROW_HEADS < num_heads <= TALL_ROWS, decode and more requests than cluster pairs
+    (batch > num_ctas / 2), unless MLA_WRAPPER_SM90_TALL=0; else
+    ROWS_PER_TILE. H200, fp8 H=32 against 64-row plans on the same tensors
+    (logs/sm90_s58_2026-11-28 run 1): B=128 1.01-1.02x at page 64 and 1.05-1.07x at page 1;
+    B=64 0.95-0.99x at page 64 (those plans hold cluster pairs, the tall ones none), B=1 0.80x;
+    MTP 0.53-0.64x (every query token an item of its own: its tiles widened once per item).
+    A wrapper with a CUDA-graph capacity decides once, at its first plan, with batch = its
+    capacity (backends/planned.py)."""
     from . import _env_switch  # noqa: PLC0415
 
-    if is_fp8_kv(kv_dtype) and NARROW_HEADS < num_heads <= TALL_ROWS and \
-            _env_switch(TALL_ENV, True):
+    if is_fp8_kv(kv_dtype) and NARROW_HEADS < num_heads <= TALL_ROWS and decode and \
+            2 * batch > num_ctas and _env_switch(TALL_ENV, True):
         return TALL_ROWS
     return ROWS_PER_TILE
 

@@ -84,7 +84,9 @@ __device__ __forceinline__ void load_partial(const P* src, float (&v)[kN]) {
 struct NoWait {
   __device__ void operator()() const {}
 };
-template <typename T, typename P, int kSlotBatch, int kParts, typename Wait = NoWait>
+// kRows: the plan's rows per tile (kRowsPerTile; the sm90 tall instance's plans: 32).
+template <typename T, typename P, int kSlotBatch, int kParts, typename Wait = NoWait,
+          int kRows = kRowsPerTile>
 __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunArgs& args,
                                              int first_warp, int warp_stride,
                                              Wait wait = Wait()) {
@@ -94,9 +96,7 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
   const int lane = threadIdx.x % 32;
   const P* partial_o = static_cast<const P*>(plan.partial_o);
   const int num_merges = plan.counts[1];
-  // the plan's rows per tile: kRowsPerTile, or the sm90 tall instance's 32 (sm90/tall.cuh)
-  const int rows_per_tile = plan.rows_per_tile;
-  const int total = num_merges * rows_per_tile * kParts;
+  const int total = num_merges * kRows * kParts;
   // The lanes first look up 32 of the warp's units at once (merge item, request, whether the
   // row exists: a tile's rows past qo_len x num_heads, e.g. 48 of 64 at H=16, cost one lookup
   // round per 32 units instead of a chain of dependent loads each), then the warp merges the
@@ -104,15 +104,14 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
   bool waited = false;
   for (int base = first_warp; base < total; base += 32 * warp_stride) {
     const int mine = base + lane * warp_stride;
-    int first_slot_l = 0, num_slots_l = 0, qo_start_l = 0, row_l = -1, tile_row_l = 0;
+    int first_slot_l = 0, num_slots_l = 0, qo_start_l = 0, row_l = -1;
     if (mine < total) {
       const int tile_row = mine / kParts / num_merges;  // row of the merge item's tile
       const int* mi = plan.merge_info + (mine / kParts - tile_row * num_merges) * kMergeFields;
       const int* ri = plan.request_info + mi[kMergeRequest] * kRequestFields;
-      const int row = mi[kMergeRowTile] * rows_per_tile + tile_row;
+      const int row = mi[kMergeRowTile] * kRows + tile_row;
       if (row < ri[kRequestQoLen] * args.num_heads) {
         row_l = row;
-        tile_row_l = tile_row;
         first_slot_l = mi[kMergeFirstSlot];
         num_slots_l = mi[kMergeNumSlots];
         qo_start_l = ri[kRequestQoStart];
@@ -128,7 +127,7 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
       const int gw = base + owner * warp_stride;
       const int part = gw % kParts;
       const int row = __shfl_sync(0xffffffffu, row_l, owner);
-      const int r = __shfl_sync(0xffffffffu, tile_row_l, owner);
+      const int r = row % kRows;
       const int first_slot = __shfl_sync(0xffffffffu, first_slot_l, owner);
       const int num_slots = __shfl_sync(0xffffffffu, num_slots_l, owner);
       const int qo_start = __shfl_sync(0xffffffffu, qo_start_l, owner);
@@ -149,7 +148,7 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
 #pragma unroll
             for (int e = 0; e < kVec; ++e) v[j][e] = 0.f;
             if (k0 + j < num_slots) {
-              const int64_t prow = static_cast<int64_t>(first_slot + k0 + j) * rows_per_tile + r;
+              const int64_t prow = static_cast<int64_t>(first_slot + k0 + j) * kRows + r;
               s[j] = __ldcg(plan.partial_lse + prow);
               const P* src = partial_o + prow * kHeadDimCkv + col0;
 #pragma unroll
@@ -215,7 +214,8 @@ constexpr int combine_ctas_per_sm() {
                                         : kCombineCtasPerSm;
 }
 
-template <typename T, typename P, int kSlotBatch = kCombineSlotBatch, int kParts = kCombineParts>
+template <typename T, typename P, int kSlotBatch = kCombineSlotBatch, int kParts = kCombineParts,
+          int kRows = kRowsPerTile>
 __global__ void __launch_bounds__(kCombineWarps * 32, combine_ctas_per_sm<kSlotBatch, kParts>())
     mla_combine_kernel(const MlaPlan plan, const MlaRunArgs args) {
   // A kernel launched after this one with programmatic dependent launch (sm90's attention of
@@ -229,8 +229,9 @@ __global__ void __launch_bounds__(kCombineWarps * 32, combine_ctas_per_sm<kSlotB
   // they run before the wait for the attention grid.
   // Units dealt to the CTAs in turn (above; whole rows, a row's kParts units in one CTA, ran
   // 0.99-1.03x: logs/sm90_s37_2026-11-27 run 12).
-  combine_rows<T, P, kSlotBatch, kParts>(plan, args, threadIdx.x / 32 * gridDim.x + blockIdx.x,
-                                         gridDim.x * kCombineWarps, GridDependencyWait());
+  combine_rows<T, P, kSlotBatch, kParts, GridDependencyWait, kRows>(
+      plan, args, threadIdx.x / 32 * gridDim.x + blockIdx.x, gridDim.x * kCombineWarps,
+      GridDependencyWait());
 }
 
 // One instance of the combine kernel with what its launch needs: column parts a row and CTAs
@@ -240,23 +241,24 @@ struct CombineInstance {
   int parts;
   int ctas_per_sm;
 };
-template <typename T, typename P, int kSlotBatch, int kParts>
+template <typename T, typename P, int kSlotBatch, int kParts, int kRows>
 CombineInstance combine_instance() {
-  return {mla_combine_kernel<T, P, kSlotBatch, kParts>, kParts,
+  return {mla_combine_kernel<T, P, kSlotBatch, kParts, kRows>, kParts,
           combine_ctas_per_sm<kSlotBatch, kParts>()};
 }
 
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
-// the plan has merge capacity. Grid: enough warps for max_merge_items x rows_per_tile rows x
-// column parts (kCombineParts, or kCombineManyParts for 16-bit partials of many merges), at
-// least one CTA and at most the CTAs that fit at once (combine_ctas_per_sm) per SM: a grid
-// past that ran in two waves (sized at four an SM with three fitting, H=16 B=16's 512 CTAs
+// the plan has merge capacity. kRows: the plan's rows per tile, a compile-time constant (read
+// from the plan at run time, the kernel's SASS grew ~25%; logs/sm90_s58_2026-11-28 runs 1-2).
+// Grid: enough warps for max_merge_items x kRows rows x column parts (kCombineParts, or
+// kCombineManyParts for 16-bit partials of many merges), at least one CTA and at most the CTAs
+// that fit at once (combine_ctas_per_sm) per SM: a grid past that ran in two waves (sized at four an SM with three fitting, H=16 B=16's 512 CTAs
 // left a second wave to start after attention's end). 16-bit partials of a few merges, B=1,
 // load kCombineFewSlotBatch slots at once. pdl: programmatic dependent launch (SM90+): the
 // attention CTAs allow it as they start, so the combine grid is launched (and parks in
 // griddepcontrol.wait on free SMs) while attention runs, instead of after it; the wait returns
 // once attention's writes are visible. Returns 0 or a CUDA error status.
-template <typename T, typename P>
+template <typename T, typename P, int kRows = kRowsPerTile>
 int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream,
                    int sm_count, bool pdl) {
   if (plan->max_merge_items <= 0) return 0;
@@ -266,11 +268,11 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   // 16-bit partials of at most kCombineFewMerges merges (B=1..8): 16 slots at a time.
   const bool few = sizeof(P) == 2 && !many && plan->max_merge_items <= kCombineFewMerges;
   const CombineInstance inst =
-      many  ? combine_instance<T, P, kCombineManySlotBatch, kCombineManyParts>()
-      : few ? combine_instance<T, P, kCombineFewSlotBatch, kCombineParts>()
-            : combine_instance<T, P, kCombineSlotBatch, kCombineParts>();
+      many  ? combine_instance<T, P, kCombineManySlotBatch, kCombineManyParts, kRows>()
+      : few ? combine_instance<T, P, kCombineFewSlotBatch, kCombineParts, kRows>()
+            : combine_instance<T, P, kCombineSlotBatch, kCombineParts, kRows>();
   const int64_t warps_needed =
-      static_cast<int64_t>(plan->max_merge_items) * plan->rows_per_tile * inst.parts;
+      static_cast<int64_t>(plan->max_merge_items) * kRows * inst.parts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
   const int max_grid = inst.ctas_per_sm * sm_count;
   // At least one CTA an SM: the units dealt to the CTAs in turn then put B=1's merging warps

@@ -577,6 +577,9 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
     if (int st = launch_status()) return st;
   }
   if (MLAW_SM90_PROBE_NO_COMBINE) return 0;
+  if constexpr (kTallKernel<Kv, TKv>)
+    if (tall)  // (the tall plans' partial slots: 32 rows)
+      return sm80::launch_combine<T, T, kTallRows>(plan, args, stream, ds.sm_count, true);
   return sm80::launch_combine<T, T>(plan, args, stream, ds.sm_count, /*pdl=*/true);
 }
 
