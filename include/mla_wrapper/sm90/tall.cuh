@@ -133,6 +133,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       for (int r = 0; r < 2; ++r)
         if (rows[r] < kTallRows) tall_sl[rows[r]] = sl[r], tall_lim[rows[r]] = limit[r];
     }
+    __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
     named_barrier(kBarTall, 128);
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
@@ -170,6 +171,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
         cm[k] = fmaxf(cm[k], __shfl_xor_sync(0xffffffffu, cm[k], 16));
         if (lane < 4) tall_red[tall_row(k) * 4 + warp] = cm[k];
       }
+      __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
       named_barrier(kBarTall, 128);
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
@@ -178,6 +180,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       }
     }
     // both warpgroups' P V reads of the last P, and of its rescale factors, are done
+    __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
     named_barrier(kBarMax, kConsumerThreads);
     float a8[8];
     if constexpr (kSc) {
@@ -198,6 +201,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       }
       fence_proxy_async();  // P's generic stores before wgmma reads them
     }
+    __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
     named_barrier(kBarP, kConsumerThreads);  // P written
     if constexpr (!kSc) {
 #pragma unroll
@@ -240,6 +244,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       l += __shfl_xor_sync(0xffffffffu, l, 16);
       if (lane < 4) tall_red[tall_row(k) * 4 + warp] = l;
     }
+    __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
     named_barrier(kBarTall, 128);  // (also: every scorer warp is done with tall_lim)
     if (warp == 0 && lane < 4) {
 #pragma unroll
@@ -250,6 +255,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       }
     }
   }
+  __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
   named_barrier(kBarP2, kConsumerThreads);  // O^T and the rows' l, m in shared memory
   const int num_heads = args.num_heads;
   for (int row = 4 * g + warp; row < item.valid_rows; row += 8) {
