@@ -1,6 +1,11 @@
 // The tall instance's items (mla_kernel.cuh kTall; launcher.cuh picks it for plans made with
-// rows_per_tile = kTallRows, which the sm90 backend makes for an e4m3 cache with 17-32 heads,
-// TP4): an item of at most 32 rows runs both GEMMs transposed, its rows the N of the wgmma and
+// rows_per_tile = kTallRows, which the sm90 backend makes for large decode batches over an e4m3
+// cache with 17-32 heads, TP4, when MLA_WRAPPER_SM90_TALL=1: opt-in while compute-sanitizer
+// racecheck reports hazards between the scorer's shared-memory writes and the other
+// warpgroup's reads across the 256-thread named barriers here, which order them as far as we
+// can see; results are right and memcheck is clean, logs/sm90_s58_2026-11-28 runs 3-4; a
+// __syncwarp() before each barrier changed nothing): an item of at most 32 rows runs both
+// GEMMs transposed, its rows the N of the wgmma and
 // the tokens (scores) or output columns (P V) its M:
 //   S^T[64 tokens, 32 rows] = K Q^T (36 x m64n32k16, K the A operand, Q's rows 0-31 the B
 //     operand), by the scoring warpgroup (g = 0), where a 64-row tile's S = Q K^T takes 36 x
@@ -133,7 +138,6 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       for (int r = 0; r < 2; ++r)
         if (rows[r] < kTallRows) tall_sl[rows[r]] = sl[r], tall_lim[rows[r]] = limit[r];
     }
-    __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
     named_barrier(kBarTall, 128);
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
@@ -171,7 +175,6 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
         cm[k] = fmaxf(cm[k], __shfl_xor_sync(0xffffffffu, cm[k], 16));
         if (lane < 4) tall_red[tall_row(k) * 4 + warp] = cm[k];
       }
-      __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
       named_barrier(kBarTall, 128);
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
@@ -180,7 +183,6 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       }
     }
     // both warpgroups' P V reads of the last P, and of its rescale factors, are done
-    __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
     named_barrier(kBarMax, kConsumerThreads);
     float a8[8];
     if constexpr (kSc) {
@@ -201,7 +203,6 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       }
       fence_proxy_async();  // P's generic stores before wgmma reads them
     }
-    __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
     named_barrier(kBarP, kConsumerThreads);  // P written
     if constexpr (!kSc) {
 #pragma unroll
@@ -244,7 +245,6 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       l += __shfl_xor_sync(0xffffffffu, l, 16);
       if (lane < 4) tall_red[tall_row(k) * 4 + warp] = l;
     }
-    __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
     named_barrier(kBarTall, 128);  // (also: every scorer warp is done with tall_lim)
     if (warp == 0 && lane < 4) {
 #pragma unroll
@@ -255,7 +255,6 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       }
     }
   }
-  __syncwarp();  // (bar.sync is .aligned: every lane of the warp at it)
   named_barrier(kBarP2, kConsumerThreads);  // O^T and the rows' l, m in shared memory
   const int num_heads = args.num_heads;
   for (int row = 4 * g + warp; row < item.valid_rows; row += 8) {
