@@ -298,12 +298,6 @@ class PlannedKernel:
             return
         if w._graph_capacity is not None:
             cap = w._graph_capacity
-            if layout is not None and not same_tile:
-                raise ValueError(
-                    f"num_heads / kv_data_type: this plan needs {R}-row tiles, the CUDA-graph "
-                    f"capacity's workspace was laid out for {layout.rows_per_tile}-row tiles "
-                    "(plans made with other heads or another cache dtype); keep num_heads and "
-                    "the cache's dtype of the first plan in a wrapper with a CUDA-graph capacity")
             if layout is not None:
                 raise ValueError(
                     f"qo_indptr: {num_tokens} query tokens x {num_heads} heads exceed the "
@@ -358,26 +352,27 @@ class PlannedKernel:
             cost = dataclasses.replace(cost, pair_merge=False)
         return cost
 
-    def rows_per_tile_for(self, qo_h, num_heads: int, kv_dtype=None) -> int:
-        """Rows per tile of this family's plan for query indptr qo_h (host) (its
-        ``rows_per_tile_for``, else its ROWS_PER_TILE). A wrapper with a CUDA-graph capacity
-        keeps its first plan's choice (the captured launches keep the kernel instance and the
-        workspace layout), made for a batch of its capacity."""
+    def rows_per_tile_for(self, batch: int, num_tokens: int, num_heads: int,
+                          kv_dtype=None) -> int:
+        """Rows per tile of this family's plan for batch requests of num_tokens query tokens
+        in all (its ``rows_per_tile_for``, else its ROWS_PER_TILE). A wrapper with a CUDA-graph
+        capacity keeps its first plan's choice (the captured launches keep the kernel instance
+        and the workspace layout, so _ensure_layout never changes it there), made for a batch of
+        its capacity."""
         fn = getattr(self.family, "rows_per_tile_for", None)
         if fn is None:
             return self.family.ROWS_PER_TILE
         cap = self.wrapper._graph_capacity
         if cap is not None and self.layout is not None:
             return self.layout.rows_per_tile
-        batch = len(qo_h) - 1
-        decode = int(qo_h[-1]) - int(qo_h[0]) == batch   # (as many query tokens as requests)
-        return fn(num_heads, kv_dtype, batch=cap or batch, decode=decode, num_ctas=self.num_ctas)
+        return fn(num_heads, kv_dtype, batch=cap or batch, decode=num_tokens == batch,
+                  num_ctas=self.num_ctas)
 
     def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype,
              kv_dtype=None):
         batch = len_h.shape[0]
         num_tokens = int(qo_h[-1]) - int(qo_h[0]) if batch else 0
-        R = self.rows_per_tile_for(qo_h, num_heads, kv_dtype)
+        R = self.rows_per_tile_for(batch, num_tokens, num_heads, kv_dtype)
         self._ensure_layout(batch, num_tokens, num_heads, R)
         self.plan_and_upload(
             (num_heads, page_size, causal, R),

@@ -38,19 +38,6 @@
 namespace mlaw {
 namespace sm90 {
 
-// One wgmma whose accumulator is o[kOff .. kOff + N): the tall item keeps O^T in o's first 64
-// registers and the scorer's state past them (ptxas holds all of o live through an item).
-template <typename Op, int kOff, int N, size_t... I>
-__device__ __forceinline__ void wgmma_sub_impl(uint64_t da, uint64_t db, float (&o)[128],
-                                               gmma::ScaleOut scale, std::index_sequence<I...>) {
-  Op::fma(da, db, o[kOff + I]..., scale);
-}
-template <typename Op, int kOff, int N>
-__device__ __forceinline__ void wgmma_sub(uint64_t da, uint64_t db, float (&o)[128],
-                                          gmma::ScaleOut scale) {
-  wgmma_sub_impl<Op, kOff, N>(da, db, o, scale, std::make_index_sequence<N>{});
-}
-
 // S^T = K Q^T into o[64 .. 79] (issued, not waited).
 template <typename T>
 __device__ __forceinline__ void issue_scores_t(float (&o)[128], uint32_t q_smem,
@@ -63,7 +50,7 @@ __device__ __forceinline__ void issue_scores_t(float (&o)[128], uint32_t q_smem,
   for (int kk = 0; kk < kHeadDimQk / 16; ++kk) {
     const uint64_t da = desc_add(dk, (kk / 4) * kKvBlockBytes + (kk % 4) * 32);
     const uint64_t db = desc_add(dq, (kk / 4) * kQBlockBytes + (kk % 4) * 32);
-    wgmma_sub<Mma, 64, 16>(da, db, o, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One);
+    wgmma_part<Mma, 64, 16>(da, db, o, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One);
   }
   wgmma_commit();
 }
@@ -86,19 +73,12 @@ __device__ __forceinline__ void issue_pv_t(float (&ot)[128], uint32_t p_smem, ui
         kKvBlockBytes, 1024);
     const uint64_t db = desc_add(dp, ks * 32);
     const gmma::ScaleOut sc = first && ks == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One;
-    wgmma_sub<Mma, 0, 16>(dv, db, ot, sc);
-    wgmma_sub<Mma, 16, 16>(desc_add(dv, kKvBlockBytes), db, ot, sc);
-    wgmma_sub<Mma, 32, 16>(desc_add(dv, 2 * kKvBlockBytes), db, ot, sc);
-    wgmma_sub<Mma, 48, 16>(desc_add(dv, 3 * kKvBlockBytes), db, ot, sc);
+    wgmma_part<Mma, 0, 16>(dv, db, ot, sc);
+    wgmma_part<Mma, 16, 16>(desc_add(dv, kKvBlockBytes), db, ot, sc);
+    wgmma_part<Mma, 32, 16>(desc_add(dv, 2 * kKvBlockBytes), db, ot, sc);
+    wgmma_part<Mma, 48, 16>(desc_add(dv, 3 * kKvBlockBytes), db, ot, sc);
   }
   wgmma_commit();
-}
-
-__device__ __forceinline__ uint16_t to_bits16(float x, __half) {
-  return __half_as_ushort(__float2half_rn(x));
-}
-__device__ __forceinline__ uint16_t to_bits16(float x, __nv_bfloat16) {
-  return __bfloat16_as_ushort(__float2bfloat16_rn(x));
 }
 
 // One tall item's tiles and its epilogue (stores its rows to out or to its partial slot of
@@ -197,8 +177,9 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
           const int row = tall_row(k);
           const float pv = fast_exp2(fmaf(st(4 * j + e), sl8(k), -m_use));
           lt(k) += pv;
+          // (one element: pack's low half)
           *reinterpret_cast<uint16_t*>(p_ptr + row * kRowBytes + (((tok / 8) ^ (row % 8)) << 4) +
-                                       2 * (tok % 8)) = to_bits16(pv, TG());
+                                       2 * (tok % 8)) = ElementTraits<TG>::pack(pv, 0.f);
         }
       }
       fence_proxy_async();  // P's generic stores before wgmma reads them

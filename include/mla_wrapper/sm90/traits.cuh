@@ -75,16 +75,25 @@ __device__ __forceinline__ uint64_t desc_add(uint64_t desc, uint32_t bytes) {
   return desc + (bytes >> 4);
 }
 
-// One wgmma with its accumulator array expanded into the instruction's register list.
-template <typename Op, int N, size_t... I>
+// One wgmma with its accumulator array (or the part of it from kOff on) expanded into the
+// instruction's register list.
+template <typename Op, int kOff, int N, size_t... I>
 __device__ __forceinline__ void wgmma_impl(uint64_t da, uint64_t db, float (&d)[N],
                                            gmma::ScaleOut scale, std::index_sequence<I...>) {
-  Op::fma(da, db, d[I]..., scale);
+  Op::fma(da, db, d[kOff + I]..., scale);
 }
 template <typename Op, int N>
 __device__ __forceinline__ void wgmma(uint64_t da, uint64_t db, float (&d)[N],
                                       gmma::ScaleOut scale = gmma::ScaleOut::One) {
-  wgmma_impl<Op>(da, db, d, scale, std::make_index_sequence<N>{});
+  wgmma_impl<Op, 0>(da, db, d, scale, std::make_index_sequence<N>{});
+}
+// The same into d[kOff .. kOff + kCount) (the tall instance keeps several accumulators in one
+// array: tall.cuh).
+template <typename Op, int kOff, int kCount, int N>
+__device__ __forceinline__ void wgmma_part(uint64_t da, uint64_t db, float (&d)[N],
+                                           gmma::ScaleOut scale) {
+  static_assert(kOff + kCount <= N, "the accumulator lies inside the array");
+  wgmma_impl<Op, kOff>(da, db, d, scale, std::make_index_sequence<kCount>{});
 }
 
 // One wgmma with A from registers (4 per thread: the m64k16 fragment) and B from a descriptor.
