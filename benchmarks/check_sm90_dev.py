@@ -15,7 +15,7 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
       with --ab-cases cuts: ragged and cut batches; --variant "planner:path/lib.so": the same
       kernel planned by another build of the planner library; --variant "env:NAME=VALUE,...":
       the same kernels planned with those environment variables set, e.g.
-      MLA_WRAPPER_SM90_TALL=1 (the e4m3 tall instance's 32-row plans); --fp8: over
+      MLA_WRAPPER_SM90_TALL=0 (no e4m3 tall instance's 32-row plans); --fp8: over
       an e4m3 copy of the cache; --ab-dtype fp16: the A/B with fp16 queries)
     python benchmarks/check_sm90_dev.py --power H B L [--variant ...]  # each kernel (sm90, the
       variant, fi_fa3, flashmla) back to back for a few seconds while nvidia-smi samples the SM clock, power
@@ -209,7 +209,7 @@ def main():
         ([5000] * 40, 1, 128, 64, torch.bfloat16), ([700] * 200, 1, 16, 16, torch.bfloat16),
         ([3000, 64, 95], 1, 128, 32, torch.bfloat16),
         ([256] * 66, 1, 16, 64, torch.bfloat16),  # 132 CTAs: every tile a cluster pair
-        ([3001, 1, 700] * 24, 1, 32, 64, torch.bfloat16),  # MLA_WRAPPER_SM90_TALL=1 --fp8: tall
+        ([3001, 1, 700] * 24, 1, 32, 64, torch.bfloat16),  # --fp8: the tall instance
     ]
     if args.small:
         cases = [([100], 1, 16, 64, torch.bfloat16), ([300, 0, 65], 2, 16, 16, torch.bfloat16),
@@ -217,7 +217,7 @@ def main():
                  ([256] * 66, 1, 16, 64, torch.bfloat16),  # cluster pairs on 132 CTAs
                  ([4096], 1, 16, 64, torch.float16),  # B=1: items halved on pairs
                  ([2048] * 16, 1, 16, 64, torch.bfloat16),  # paced CTAs of 4 tiles
-                 ([1500, 70, 5] * 23, 1, 32, 64, torch.bfloat16)]  # TALL=1 --fp8: tall
+                 ([1500, 70, 5] * 23, 1, 32, 64, torch.bfloat16)]  # --fp8: tall
     for kv_lens, qo, h, ps, dt in ([] if args.ab_only else cases):
         try:
             bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant, args.fp8)

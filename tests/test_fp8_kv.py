@@ -150,13 +150,11 @@ def test_sm90_warmup_specs_fp8_kv():
 def test_sm90_tall_rows_per_tile(monkeypatch):
     """sm90 plans decode batches of more requests than cluster pairs over an e4m3 cache with
     17-32 heads in 32-row tiles (the tall instance, sm90/tall.cuh), everything else in 64-row
-    ones; only with MLA_WRAPPER_SM90_TALL=1 (off by default)."""
+    ones; MLA_WRAPPER_SM90_TALL=0 turns the tall tiles off."""
     from mla_wrapper.backends import sm90
 
     big = dict(batch=67, num_ctas=132)   # more requests than cluster pairs
-    monkeypatch.delenv(sm90.TALL_ENV, raising=False)
-    assert sm90.rows_per_tile_for(32, FP8, **big) == 64   # opt-in (racecheck: sm90.py TALL_ROWS)
-    monkeypatch.setenv(sm90.TALL_ENV, "1")
+    monkeypatch.delenv(sm90.TALL_ENV, raising=False)   # (on by default)
     assert sm90.TALL_ROWS == 32
     for kv in (FP8, "fp8_e4m3"):
         assert [sm90.rows_per_tile_for(h, kv, **big) for h in (1, 16, 17, 24, 32, 33, 64, 128)] \
@@ -360,12 +358,12 @@ def test_fp8_tall_instance(workspace, poison, monkeypatch, heads, page_size, len
     into pieces (partial slots of 32 rows, merged by the combine), Q by cp.async (24 and 17 heads:
     no Q maps; rows past the valid ones masked), query rows far apart in magnitude. The same
     wrapper then plans MTP rows of those requests (64-row tiles: another layout), the decode
-    batch again (the tall layout kept), and the decode batch with MLA_WRAPPER_SM90_TALL=0 (the
-    default: 64-row plans)."""
+    batch again (the tall layout kept), and the decode batch with MLA_WRAPPER_SM90_TALL=0
+    (64-row plans)."""
     from mla_wrapper import planner
     from mla_wrapper.backends import sm90
 
-    monkeypatch.setenv(sm90.TALL_ENV, "1")   # (opt-in: backends/sm90.py TALL_ROWS)
+    monkeypatch.delenv(sm90.TALL_ENV, raising=False)   # (on by default)
     kw = dict(seed=heads * 100 + page_size + len(lens), ckv_scale=2.0 ** -12,
               kpe_scale=3 * 2.0 ** -12)
     b = make_fp8_batch(lens, 1, heads, page_size, DTYPES[dtype], **kw)
@@ -509,7 +507,7 @@ def test_fp8_cuda_graph_replans(workspace, monkeypatch, heads, cap):
     capacity of 80 requests: the tall instance's 32-row plans (kept by every re-plan)."""
     from mla_wrapper.backends import sm90
 
-    monkeypatch.setenv(sm90.TALL_ENV, "1")   # (the tall case: opt-in)
+    monkeypatch.delenv(sm90.TALL_ENV, raising=False)   # (the tall case: on by default)
     dev, ps = "cuda", 64
     batches = [[700, 5, 3000, 0], [30, 4097, 1, 64], [2000] * 4, [0, 0, 1, 0], [65, 63, 1, 9000]]
     batches = [lens * (cap // 4) for lens in batches]

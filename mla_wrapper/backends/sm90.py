@@ -28,9 +28,9 @@ MAX_HEADS = 128
 # The tall instance's row tile (include/mla_wrapper/sm90/tall.cuh): large decode batches over
 # an fp8 (e4m3) cache with more than NARROW_HEADS and at most TALL_ROWS heads (TP4) are planned
 # in 32-row tiles, which the launcher runs with both GEMMs transposed (the rows the wgmma's N:
-# half a 64-row tile's tensor work); rows_per_tile_for. Opt-in (MLA_WRAPPER_SM90_TALL=1) until
-# compute-sanitizer racecheck's hazards in tall_item are understood (logs/sm90_s58_2026-11-28
-# runs 3-4: the results are right and memcheck is clean).
+# half a 64-row tile's tensor work); rows_per_tile_for. On by default since session 59 (its row
+# exchanges across barriers of all consumer threads: racecheck clean, logs/sm90_s59_2026-11-28);
+# MLA_WRAPPER_SM90_TALL=0 turns it off.
 TALL_ROWS = 32
 NARROW_HEADS = 16         # at most this many heads: the e4m3 kernel's narrow instance instead
 TALL_ENV = "MLA_WRAPPER_SM90_TALL"
@@ -91,8 +91,7 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
     ``kv_dtype`` (None: the query's 16-bit dtype), ``batch`` requests (``decode``: as many query
     tokens) on ``num_ctas`` CTAs: TALL_ROWS (the tall instance) for an fp8 cache with
     NARROW_HEADS < num_heads <= TALL_ROWS, decode and more requests than cluster pairs
-    (batch > num_ctas / 2), when MLA_WRAPPER_SM90_TALL=1 (off by default: see TALL_ROWS); else
-    ROWS_PER_TILE. H200, fp8 H=32 against 64-row plans on the same tensors
+    (batch > num_ctas / 2), unless MLA_WRAPPER_SM90_TALL=0; else ROWS_PER_TILE. H200, fp8 H=32 against 64-row plans on the same tensors
     (logs/sm90_s58_2026-11-28 run 1): B=128 1.01-1.02x at page 64 and 1.05-1.07x at page 1;
     B=64 0.95-0.99x at page 64 (those plans hold cluster pairs, the tall ones none), B=1 0.80x;
     MTP 0.53-0.64x (every query token an item of its own: its tiles widened once per item).
@@ -101,7 +100,7 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
     from . import _env_switch  # noqa: PLC0415
 
     if is_fp8_kv(kv_dtype) and NARROW_HEADS < num_heads <= TALL_ROWS and decode and \
-            2 * batch > num_ctas and _env_switch(TALL_ENV, False):
+            2 * batch > num_ctas and _env_switch(TALL_ENV, True):
         return TALL_ROWS
     return ROWS_PER_TILE
 

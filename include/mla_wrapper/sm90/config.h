@@ -177,7 +177,7 @@ constexpr int kBarStageFree = 8;    // producer (128 threads): warp 0 has seen a
 constexpr int kBarWiden = 9;        // producer: dequant_tile's phases
 constexpr int kBarQF16 = 10;        // consumers: q_to_f16's phases
 constexpr int kBarNarrowPair = 11;  // + pm (11-14): narrow_tiles' warp pairs (64 threads)
-constexpr int kBarTall = 15;        // the tall instance's scorer (128 threads): row exchanges
+constexpr int kBarTall = 15;        // consumers: the tall instance's rows' scales and limits
 static_assert(kBarNarrowPair + 3 < kBarTall && kBarTall < 16, "a CTA has 16 named barriers");
 
 }  // namespace sm90

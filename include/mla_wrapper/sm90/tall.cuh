@@ -1,12 +1,7 @@
 // The tall instance's items (mla_kernel.cuh kTall; launcher.cuh picks it for plans made with
 // rows_per_tile = kTallRows, which the sm90 backend makes for large decode batches over an e4m3
-// cache with 17-32 heads, TP4, when MLA_WRAPPER_SM90_TALL=1: opt-in while compute-sanitizer
-// racecheck reports hazards between the scorer's shared-memory writes and the other
-// warpgroup's reads across the 256-thread named barriers here, which order them as far as we
-// can see; results are right and memcheck is clean, logs/sm90_s58_2026-11-28 runs 3-4; a
-// __syncwarp() before each barrier changed nothing): an item of at most 32 rows runs both
-// GEMMs transposed, its rows the N of the wgmma and
-// the tokens (scores) or output columns (P V) its M:
+// cache with 17-32 heads, TP4): an item of at most 32 rows runs both GEMMs transposed, its rows
+// the N of the wgmma and the tokens (scores) or output columns (P V) its M:
 //   S^T[64 tokens, 32 rows] = K Q^T (36 x m64n32k16, K the A operand, Q's rows 0-31 the B
 //     operand), by the scoring warpgroup (g = 0), where a 64-row tile's S = Q K^T takes 36 x
 //     m64n64k16 of which half would be rows no item has;
@@ -15,8 +10,13 @@
 //     the P tile's usual [row][token] layout), by both warpgroups;
 // so the tile's tensor work is half the 64-row tile's and O^T takes 64 accumulator registers
 // instead of 128. Each row's max comes from the four scorer warps through shared memory (a
-// row's 64 tokens are spread over them). The rows are stored by the item's own epilogue from
-// O^T through the Q tile (fp32 [32][512]).
+// row's 64 tokens are spread over them), read after the tile's kBarMax, and the row sums at the
+// end likewise after kBarP2: every barrier here is one of all 256 consumer threads, in the same
+// order in both warpgroups. (Session 58's version exchanged them across 128-thread barriers of
+// the scorer alone, one more per tile; compute-sanitizer racecheck then reported hazards
+// between the scorer's writes and the other warpgroup's reads across the 256-thread barriers
+// that do order them, logs/sm90_s58_2026-11-28 runs 3-4.) The rows are stored by the item's
+// own epilogue from O^T through the Q tile (fp32 [32][512]).
 // Why an instance of its own (session 57, logs/sm90_s57_2026-11-28 runs 7-8): with this loop and
 // the 64-row one in one kernel, ptxas held all of o live through an item whatever its path and
 // spilled (16-88 bytes; every path ran 0.67-0.86x), while the loop alone ran 0 spills and the
@@ -99,7 +99,8 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
   const uint32_t kv_smem = smem_addr(smem + kSmemKv);
   const uint32_t p_smem = smem_addr(smem + kSmemP);
   char* p_ptr = smem + kSmemP;
-  float* red_max = reinterpret_cast<float*>(smem + kSmemRedMax);  // [0, 32): the rescales
+  // red_max: [0, 32) the rescales, [32, 64) the rows' maxima at the end
+  float* red_max = reinterpret_cast<float*>(smem + kSmemRedMax);
   float* tall_red = reinterpret_cast<float*>(smem + kSmemRedSum);  // [32 rows][4 warps]
   float* tall_sl = red_max + kRowsPerTile;                         // [32] the rows' scales
   int* tall_lim = reinterpret_cast<int*>(tall_sl + kTallRows);     // [32] and limits
@@ -118,7 +119,11 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       for (int r = 0; r < 2; ++r)
         if (rows[r] < kTallRows) tall_sl[rows[r]] = sl[r], tall_lim[rows[r]] = limit[r];
     }
-    named_barrier(kBarTall, 128);
+  }
+  // The rows' scales and limits are in shared memory (both warpgroups pass it: every barrier of
+  // this loop is one of all 256 consumer threads).
+  named_barrier(kBarTall, kConsumerThreads);
+  if constexpr (kSc) {
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       sl8(k) = tall_sl[tall_row(k)];
@@ -155,17 +160,17 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
         cm[k] = fmaxf(cm[k], __shfl_xor_sync(0xffffffffu, cm[k], 16));
         if (lane < 4) tall_red[tall_row(k) * 4 + warp] = cm[k];
       }
-      named_barrier(kBarTall, 128);
+    }
+    // the scorer warps' maxima are in tall_red; both warpgroups' P V reads of the last P, and of
+    // its rescale factors, are done
+    named_barrier(kBarMax, kConsumerThreads);
+    float a8[8];
+    if constexpr (kSc) {
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
         const float4 v = *reinterpret_cast<const float4*>(tall_red + tall_row(k) * 4);
         cm[k] = fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)) * sl8(k);
       }
-    }
-    // both warpgroups' P V reads of the last P, and of its rescale factors, are done
-    named_barrier(kBarMax, kConsumerThreads);
-    float a8[8];
-    if constexpr (kSc) {
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
         const float m_use = lazy_max(cm[k], mt(k), lt(k), a8[k]);
@@ -206,8 +211,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
   // with Q), the rows' sums and maxima into red_max (the scorer), then each warp normalizes and
   // stores whole rows from there (rows 4 g + warp, + 8, ...) and their lse.
   float* ob = reinterpret_cast<float*>(smem + kSmemQ);
-  float* row_l = red_max + kRowsPerTile;  // [32] (tall_sl's place)
-  float* row_m = row_l + kTallRows;       // [32] (tall_lim's place)
+  float* row_m = red_max + kTallRows;  // [32] (after the rescales)
 #pragma unroll
   for (int mb = 0; mb < 4; ++mb)
 #pragma unroll
@@ -225,21 +229,14 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       l += __shfl_xor_sync(0xffffffffu, l, 8);
       l += __shfl_xor_sync(0xffffffffu, l, 16);
       if (lane < 4) tall_red[tall_row(k) * 4 + warp] = l;
-    }
-    named_barrier(kBarTall, 128);  // (also: every scorer warp is done with tall_lim)
-    if (warp == 0 && lane < 4) {
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const float4 v = *reinterpret_cast<const float4*>(tall_red + tall_row(k) * 4);
-        row_l[tall_row(k)] = (v.x + v.y) + (v.z + v.w);
-        row_m[tall_row(k)] = mt(k);
-      }
+      if (warp == 0 && lane < 4) row_m[tall_row(k)] = mt(k);
     }
   }
-  named_barrier(kBarP2, kConsumerThreads);  // O^T and the rows' l, m in shared memory
+  named_barrier(kBarP2, kConsumerThreads);  // O^T, the rows' maxima and their sums' parts staged
   const int num_heads = args.num_heads;
   for (int row = 4 * g + warp; row < item.valid_rows; row += 8) {
-    const float l = row_l[row];
+    const float4 lv = *reinterpret_cast<const float4*>(tall_red + row * 4);
+    const float l = (lv.x + lv.y) + (lv.z + lv.w);
     float inv = l > 0.f ? 1.f / l : 0.f;
     if constexpr (kE4m3) inv *= args.ckv_scale;  // (lse stays: the scores were scaled)
     const int grow = item.row0 + row;
