@@ -15,7 +15,8 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
       with --ab-cases cuts: ragged and cut batches; --variant "planner:path/lib.so": the same
       kernel planned by another build of the planner library; --variant "env:NAME=VALUE,...":
       the same kernels planned with those environment variables set, e.g.
-      MLA_WRAPPER_SM90_TALL=0 (no e4m3 tall instance's 32-row plans); --fp8: over
+      MLA_WRAPPER_SM90_TALL=0 / all (the e4m3 tall instance's 32-row plans: none / at every
+      batch size); --fp8: over
       an e4m3 copy of the cache; --ab-dtype fp16: the A/B with fp16 queries)
     python benchmarks/check_sm90_dev.py --power H B L [--variant ...]  # each kernel (sm90, the
       variant, fi_fa3, flashmla) back to back for a few seconds while nvidia-smi samples the SM clock, power
@@ -217,7 +218,8 @@ def main():
                  ([256] * 66, 1, 16, 64, torch.bfloat16),  # cluster pairs on 132 CTAs
                  ([4096], 1, 16, 64, torch.float16),  # B=1: items halved on pairs
                  ([2048] * 16, 1, 16, 64, torch.bfloat16),  # paced CTAs of 4 tiles
-                 ([1500, 70, 5] * 23, 1, 32, 64, torch.bfloat16)]  # --fp8: tall
+                 ([1500, 70, 5] * 23, 1, 32, 64, torch.bfloat16),  # --fp8: tall
+                 ([900, 3000] * 10, 1, 32, 64, torch.bfloat16)]  # TALL=all --fp8: tall pairs
     for kv_lens, qo, h, ps, dt in ([] if args.ab_only else cases):
         try:
             bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant, args.fp8)
@@ -552,6 +554,11 @@ AB_CASES = {  # (H, B, L)
     "h32": ((32, 128, 16384), (32, 64, 16384), (32, 128, 4096), (32, 64, 4096), (32, 16, 4096),
             (32, 64, 1024), (32, 32, 4096, 2), (64, 64, 4096), (64, 128, 8192), (64, 32, 16384),
             (64, 16, 4096)),
+    # TP4 (17-32 heads) decode at every batch shape (--fp8: the tall instance's plans, cluster
+    # pairs at batches of at most half the CTAs' requests)
+    "tp4": ((32, 1, 1024), (32, 1, 16384), (32, 4, 4096), (32, 8, 4096), (32, 16, 4096),
+            (32, 32, 4096), (32, 48, 4096), (32, 64, 1024), (32, 64, 4096), (32, 64, 16384),
+            (32, 96, 4096), (32, 128, 4096), (24, 64, 4096), (24, 1, 4096)),
     # 16-64 heads with MTP rows past one tile (two row tiles read each KV tile)
     "h64mtp": ((64, 32, 4096, 2), (64, 64, 4096, 2), (64, 16, 8192, 2), (32, 32, 4096, 4),
                (32, 64, 2048, 4), (32, 64, 4096, 3), (16, 32, 4096, 8), (16, 64, 2048, 8)),

@@ -148,18 +148,24 @@ def test_sm90_warmup_specs_fp8_kv():
 
 
 def test_sm90_tall_rows_per_tile(monkeypatch):
-    """sm90 plans decode batches of more requests than cluster pairs over an e4m3 cache with
-    17-32 heads in 32-row tiles (the tall instance, sm90/tall.cuh), everything else in 64-row
+    """sm90 plans decode batches of more requests than cluster pairs (or any decode batch with
+    MLA_WRAPPER_SM90_TALL=all) over an e4m3 cache with 17-32 heads in 32-row tiles (the tall instance, sm90/tall.cuh), everything else in 64-row
     ones; MLA_WRAPPER_SM90_TALL=0 turns the tall tiles off."""
     from mla_wrapper.backends import sm90
 
-    big = dict(batch=67, num_ctas=132)   # more requests than cluster pairs
+    big = dict(batch=67, num_ctas=132)
     monkeypatch.delenv(sm90.TALL_ENV, raising=False)   # (on by default)
     assert sm90.TALL_ROWS == 32
     for kv in (FP8, "fp8_e4m3"):
         assert [sm90.rows_per_tile_for(h, kv, **big) for h in (1, 16, 17, 24, 32, 33, 64, 128)] \
             == [64, 64, 32, 32, 32, 64, 64, 64]
     assert sm90.rows_per_tile_for(32, FP8, batch=66, num_ctas=132) == 64   # pairs: 64 rows
+    monkeypatch.setenv(sm90.TALL_ENV, "all")   # every decode batch (cluster pairs too)
+    assert [sm90.rows_per_tile_for(32, FP8, batch=b, num_ctas=132) for b in (1, 66, 67)] == \
+        [32, 32, 32]
+    assert sm90.rows_per_tile_for(32, FP8, batch=256, decode=False) == 64
+    assert sm90.rows_per_tile_for(64, FP8, batch=1) == 64
+    monkeypatch.delenv(sm90.TALL_ENV)
     assert sm90.rows_per_tile_for(32, FP8, batch=256, decode=False) == 64  # MTP: 64 rows
     assert sm90.rows_per_tile_for(32, torch.bfloat16, **big) == \
         sm90.rows_per_tile_for(32, **big) == 64
@@ -350,20 +356,24 @@ def test_fp8_few_query_rows(workspace, poison, heads, qo_len, num_reqs, dtype):
 @pytest.mark.parametrize("heads,page_size,lens,dtype", [
     (32, 64, RAGGED * 9, "bf16"), (32, 1, RAGGED * 9, "fp16"), (24, 64, RAGGED * 9, "bf16"),
     (17, 32, RAGGED * 9, "fp16"), (32, 64, [1024] * 67, "bf16"),
-    (32, 64, [700, 64, 2500, 1] * 75, "bf16"), (32, 128, [30000] + [5] * 70, "fp16")])
+    (32, 64, [700, 64, 2500, 1] * 75, "bf16"), (32, 128, [30000] + [5] * 70, "fp16"),
+    (32, 64, [4096] * 40, "bf16"), (24, 16, [30000], "fp16"),
+    (32, 1, [4096] * 3, "bf16")])
 def test_fp8_tall_instance(workspace, poison, monkeypatch, heads, page_size, lens, dtype):
-    """Decode batches of more requests than cluster pairs over an e4m3 cache with 17-32 heads
-    run in 32-row tiles on the tall instance (both GEMMs transposed, sm90/tall.cuh): ragged
-    lengths, 67 equal requests (no cluster pair), CTAs of several items, a long request split
-    into pieces (partial slots of 32 rows, merged by the combine), Q by cp.async (24 and 17 heads:
-    no Q maps; rows past the valid ones masked), query rows far apart in magnitude. The same
+    """Decode batches over an e4m3 cache with 17-32 heads (MLA_WRAPPER_SM90_TALL=all: at every
+    batch size) run in 32-row tiles on the tall instance (both GEMMs transposed, sm90/tall.cuh): ragged lengths, 67 equal requests (no
+    cluster pair), CTAs of several items, a long request split into pieces (partial slots of 32
+    rows, merged by the combine), batches of at most half the CTAs' requests cut into cluster
+    pairs merged on chip (40 requests: pairs writing out; one request: pairs of its pieces
+    writing partial slots), Q by cp.async (24 and 17 heads: no Q maps; rows past the valid ones
+    masked), query rows far apart in magnitude. The same
     wrapper then plans MTP rows of those requests (64-row tiles: another layout), the decode
     batch again (the tall layout kept), and the decode batch with MLA_WRAPPER_SM90_TALL=0
     (64-row plans)."""
     from mla_wrapper import planner
     from mla_wrapper.backends import sm90
 
-    monkeypatch.delenv(sm90.TALL_ENV, raising=False)   # (on by default)
+    monkeypatch.setenv(sm90.TALL_ENV, "all")   # (every batch size: cluster pairs too)
     kw = dict(seed=heads * 100 + page_size + len(lens), ckv_scale=2.0 ** -12,
               kpe_scale=3 * 2.0 ** -12)
     b = make_fp8_batch(lens, 1, heads, page_size, DTYPES[dtype], **kw)
@@ -377,8 +387,12 @@ def test_fp8_tall_instance(workspace, poison, monkeypatch, heads, page_size, len
     tall_layout = w._impl.layout
     d, _, _ = planner.plan_arrays(b["qo_indptr"].numpy(), b["kv_indptr"].numpy(),
                                   b["kv_len"].numpy(), heads, page_size, False, tall_layout,
-                                  w._impl._planner_cost(sm90.TALL_ROWS))
-    assert not np.any(d.work_info[:, 4] <= -2)   # no cluster pair's half (plan.h mlaw_pair_slot)
+                                  w._impl._planner_cost())
+    pairs = d.work_info[:, 4] <= -2   # cluster pairs' halves (plan.h mlaw_pair_slot)
+    if len(lens) <= tall_layout.num_ctas // 2:
+        assert np.any(pairs)   # (merged on chip: tall_pair_exchange)
+        if len(lens) == 1:
+            assert np.any(d.work_info[pairs, 4] < -3)   # pairs writing partial slots
     if lens[0] == 30000:
         assert w._impl.last_plan.num_merge_items > 0   # pieces merged by the combine
     plan_run_check(w, mtp, True, poison)
@@ -499,15 +513,17 @@ def test_fp8_and_16bit_plans_on_one_wrapper(workspace, poison):
 
 
 @hopper
-@pytest.mark.parametrize("heads,cap", [(16, 4), (32, 4), (128, 4), (32, 80)])
-def test_fp8_cuda_graph_replans(workspace, monkeypatch, heads, cap):
+@pytest.mark.parametrize("heads,cap,tall_env", [(16, 4, ""), (32, 4, ""), (128, 4, ""),
+                                                (32, 80, ""), (32, 8, "all")])
+def test_fp8_cuda_graph_replans(workspace, monkeypatch, heads, cap, tall_env):
     """A use_cuda_graph=True wrapper: run() over an e4m3 cache with scales captured once, then
     re-planned at the same batch size with other lengths (split and not, empty requests) and
-    new cache / query values, replayed into NaN-poisoned out / lse and checked. 32 heads with a
-    capacity of 80 requests: the tall instance's 32-row plans (kept by every re-plan)."""
+    new cache / query values, replayed into NaN-poisoned out / lse and checked. 32 heads: the
+    tall instance's 32-row plans with a capacity of 80 (kept by every re-plan) and, with
+    MLA_WRAPPER_SM90_TALL=all, of 8 (cluster pairs)."""
     from mla_wrapper.backends import sm90
 
-    monkeypatch.delenv(sm90.TALL_ENV, raising=False)   # (the tall case: on by default)
+    monkeypatch.setenv(sm90.TALL_ENV, tall_env)   # ("": the default)
     dev, ps = "cuda", 64
     batches = [[700, 5, 3000, 0], [30, 4097, 1, 64], [2000] * 4, [0, 0, 1, 0], [65, 63, 1, 9000]]
     batches = [lens * (cap // 4) for lens in batches]
@@ -545,7 +561,9 @@ def test_fp8_cuda_graph_replans(workspace, monkeypatch, heads, cap):
         torch.cuda.synchronize()
         check(dict(b, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe), out, lse,
                   False)
-        tall = heads == 32 and cap > 66 and sm90.rows_per_tile_for(32, FP8, batch=cap) == 32
+        tall = sm90.rows_per_tile_for(heads, FP8, batch=cap,
+                                      num_ctas=w._impl.layout.num_ctas) == sm90.TALL_ROWS
+        assert tall == (heads == 32 and (cap == 80 or tall_env == "all"))
         assert w._impl.layout.rows_per_tile == (sm90.TALL_ROWS if tall else sm90.ROWS_PER_TILE)
 
 

@@ -19,7 +19,6 @@ wrapper needs it.
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import math
 import struct
 
@@ -339,17 +338,14 @@ class PlannedKernel:
         slot.wait()
         return slot
 
-    def _planner_cost(self, rows_per_tile: int | None = None):
+    def _planner_cost(self):
         """The family's planner cost model (``planner_cost()`` in its module), else the default.
-        Cluster pairs only for a family whose kernel runs them (its PAIR_MERGE), and only in
-        plans of its ROWS_PER_TILE (sm90's tall instance has none)."""
+        Cluster pairs only for a family whose kernel runs them (its PAIR_MERGE)."""
         fn = getattr(self.family, "planner_cost", None)
         cost = fn() if fn is not None else self._planner_mod.DEFAULT_COST
         if cost.pair_merge and not getattr(self.family, "PAIR_MERGE", False):
             raise ValueError(f"CostModel.pair_merge: the {self.name} kernels have no cluster pairs "
                              f"(only sm90's do); plan with pair_merge=False")
-        if cost.pair_merge and rows_per_tile not in (None, self.family.ROWS_PER_TILE):
-            cost = dataclasses.replace(cost, pair_merge=False)
         return cost
 
     def rows_per_tile_for(self, batch: int, num_tokens: int, num_heads: int,
@@ -377,7 +373,7 @@ class PlannedKernel:
         self.plan_and_upload(
             (num_heads, page_size, causal, R),
             lambda: self._planner_mod.Planner(self.layout, num_heads, page_size, causal,
-                                              cost=self._planner_cost(R)),
+                                              cost=self._planner_cost()),
             qo_h, kv_h, len_h)
         a = self.args
         # Keep the page table alive until the next plan(): run() reads it by address, and a

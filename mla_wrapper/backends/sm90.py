@@ -15,6 +15,7 @@ KV_TILE tokens, CTAS_PER_SM persistent CTAs per SM, a fixed combine grid (CUDA-g
 from __future__ import annotations
 
 import ctypes
+import os
 
 from ..jit.spec import Export, KernelSpec
 from .planned import (DTYPE_NAMES, DTYPES, HEAD_DIM_CKV, HEAD_DIM_KPE, FamilyABI,  # noqa: F401
@@ -30,7 +31,8 @@ MAX_HEADS = 128
 # in 32-row tiles, which the launcher runs with both GEMMs transposed (the rows the wgmma's N:
 # half a 64-row tile's tensor work); rows_per_tile_for. On by default since session 59 (its row
 # exchanges across barriers of all consumer threads: racecheck clean, logs/sm90_s59_2026-11-28);
-# MLA_WRAPPER_SM90_TALL=0 turns it off.
+# MLA_WRAPPER_SM90_TALL=0 turns it off, =all takes it to every such decode batch (cluster
+# pairs at small batches, which the 64-row plans run faster).
 TALL_ROWS = 32
 NARROW_HEADS = 16         # at most this many heads: the e4m3 kernel's narrow instance instead
 TALL_ENV = "MLA_WRAPPER_SM90_TALL"
@@ -91,18 +93,23 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
     ``kv_dtype`` (None: the query's 16-bit dtype), ``batch`` requests (``decode``: as many query
     tokens) on ``num_ctas`` CTAs: TALL_ROWS (the tall instance) for an fp8 cache with
     NARROW_HEADS < num_heads <= TALL_ROWS, decode and more requests than cluster pairs
-    (batch > num_ctas / 2), unless MLA_WRAPPER_SM90_TALL=0; else ROWS_PER_TILE. H200, fp8 H=32 against 64-row plans on the same tensors
-    (logs/sm90_s58_2026-11-28 run 1): B=128 1.01-1.02x at page 64 and 1.05-1.07x at page 1;
-    B=64 0.95-0.99x at page 64 (those plans hold cluster pairs, the tall ones none), B=1 0.80x;
-    MTP 0.53-0.64x (every query token an item of its own: its tiles widened once per item).
-    A wrapper with a CUDA-graph capacity decides once, at its first plan, with batch = its
-    capacity (backends/planned.py)."""
+    (batch > num_ctas / 2), unless MLA_WRAPPER_SM90_TALL=0, or at any batch with
+    MLA_WRAPPER_SM90_TALL=all; else ROWS_PER_TILE. H200, fp8 H=32 against 64-row plans on the
+    same tensors (logs/sm90_s58_2026-11-28 runs 1-2, logs/sm90_s59_2026-11-28 run 3): B=128
+    1.00-1.03x at page 64 and 1.04-1.06x at page 1; with the tall instance's cluster pairs
+    (session 59) B=64 0.97-1.03x at page 64 and 1.00-1.07x at page 1, B=4-16 0.90-0.99x, B=1
+    0.85-0.94x (short items: its fp32 epilogue and per-tile row exchange cost more than its
+    GEMMs save); MTP 0.53-0.64x (every query token an item of its own: its tiles widened once
+    per item). A wrapper with a CUDA-graph capacity decides once, at its first plan, with
+    batch = its capacity (backends/planned.py): its smaller batches then run tall plans, with
+    cluster pairs where they fit."""
     from . import _env_switch  # noqa: PLC0415
 
-    if is_fp8_kv(kv_dtype) and NARROW_HEADS < num_heads <= TALL_ROWS and decode and \
-            2 * batch > num_ctas and _env_switch(TALL_ENV, True):
+    if not (is_fp8_kv(kv_dtype) and NARROW_HEADS < num_heads <= TALL_ROWS and decode):
+        return ROWS_PER_TILE
+    if os.environ.get(TALL_ENV, "").strip().lower() == "all":
         return TALL_ROWS
-    return ROWS_PER_TILE
+    return TALL_ROWS if 2 * batch > num_ctas and _env_switch(TALL_ENV, True) else ROWS_PER_TILE
 
 
 def planner_cost():

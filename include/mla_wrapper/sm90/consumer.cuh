@@ -393,7 +393,6 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     if constexpr (kTall) {
       static_assert(!kEarlyQ && !kNarrow && kScorers == 1 && !Kv::kMaskInvalid,
                     "the tall instance: no early Q, one scorer, the paged cache");
-      if (item.slot <= kSlotPairLow) __trap();  // (its plans have no cluster pairs: tall.cuh)
       if (g == 0)
         tall_item<T, TG, kE4m3, true>(plan, args, item, heads, rows, limit, sl, o, smem, full,
                                       empty, seq, g, warp, lane);

@@ -16,13 +16,14 @@
 // the scorer alone, one more per tile; compute-sanitizer racecheck then reported hazards
 // between the scorer's writes and the other warpgroup's reads across the 256-thread barriers
 // that do order them, logs/sm90_s58_2026-11-28 runs 3-4.) The rows are stored by the item's
-// own epilogue from O^T through the Q tile (fp32 [32][512]).
+// own epilogue from O^T through the Q tile (fp32, two [32][256] halves); a cluster pair's two
+// halves of one kv range (B <= half the CTAs, B=1's pieces) trade the fp32 halves each other
+// stores through their first stages (tall_pair_exchange, session 59).
 // Why an instance of its own (session 57, logs/sm90_s57_2026-11-28 runs 7-8): with this loop and
 // the 64-row one in one kernel, ptxas held all of o live through an item whatever its path and
 // spilled (16-88 bytes; every path ran 0.67-0.86x), while the loop alone ran 0 spills and the
 // e4m3 H=32 rows 1.02-1.08x faster. Its plans have no item of more than 32 rows (MTP at H=32:
-// one item per query token) and no cluster pairs (planner.h pair_merges: off for these plans),
-// and the instance is chosen by the plan's rows_per_tile, which the backend derives from the
+// one item per query token), and the instance is chosen by the plan's rows_per_tile, which the backend derives from the
 // heads and the cache's dtype, so a CUDA graph's captured instance fits every later plan.
 #pragma once
 
@@ -79,6 +80,40 @@ __device__ __forceinline__ void issue_pv_t(float (&ot)[128], uint32_t p_smem, ui
     wgmma_part<Mma, 48, 16>(desc_add(dv, 3 * kKvBlockBytes), db, ot, sc);
   }
   wgmma_commit();
+}
+
+// One half of O^T (fp32 [32 rows][256 columns]: a warpgroup's columns) in the Q tile.
+constexpr int kTallHalf = kTallRows * kOutCols;
+
+// A cluster pair's tall halves (plan.h mlaw_pair_slot: CTAs 2k and 2k + 1, each the only item of
+// its CTA, each over its half of the kv range) trade what the other stores: thread `lead` tells
+// the partner that this CTA's stages are free (a remote arrival on its `ready`), waits for the
+// same from it, and bulk-copies the partner's half of this CTA's O^T (send: the columns the
+// partner keeps), the rows' sum parts and maxima into the partner's first stage (kXchgRecv:
+// O^T [32][256], sums [32][4], maxima [32], completing the partner's `xchg`); every consumer
+// thread then waits for the partner's copy into this CTA. Each CTA so waits for everything that
+// targets it before it exits (the lead also for its copy's reads). Called after a barrier of
+// both warpgroups that follows their last P V and their staging (with fence_proxy_async).
+__device__ __forceinline__ void tall_pair_exchange(char* smem, const float* send,
+                                                   const float* sums, const float* maxima,
+                                                   uint64_t* ready, uint64_t* xchg, bool lead) {
+  constexpr uint32_t kOBytes = kTallHalf * 4, kSumBytes = kTallRows * 4 * 4;
+  constexpr uint32_t kMaxBytes = kTallRows * 4;
+  static_assert(kOBytes + kSumBytes + kMaxBytes <= kKvStageBytes && kStages >= 1,
+                "the partner's halves land in the first stage");
+  if (lead) {
+    const uint32_t peer = cluster_rank() ^ 1;
+    mbar_arrive_cluster(map_to_rank(smem_addr(ready), peer));
+    mbar_arrive_expect_tx(xchg, kOBytes + kSumBytes + kMaxBytes);
+    mbar_wait<true>(ready, 0);  // the partner's stages are free (and its arrival landed)
+    const uint32_t dst = map_to_rank(smem_addr(smem + kXchgRecv), peer);
+    const uint32_t bar = map_to_rank(smem_addr(xchg), peer);
+    bulk_copy_to_cluster(dst, smem_addr(send), kOBytes, bar);
+    bulk_copy_to_cluster(dst + kOBytes, smem_addr(sums), kSumBytes, bar);
+    bulk_copy_to_cluster(dst + kOBytes + kSumBytes, smem_addr(maxima), kMaxBytes, bar);
+    bulk_wait_read();
+  }
+  mbar_wait(xchg, 0);
 }
 
 // One tall item's tiles and its epilogue (stores its rows to out or to its partial slot of
@@ -207,9 +242,12 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
     fence_operands(ot);
     if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
   }
-  // The item's end: O^T into the Q tile as fp32 [32 rows][512 columns] (the score GEMMs are done
-  // with Q), the rows' sums and maxima into red_max (the scorer), then each warp normalizes and
-  // stores whole rows from there (rows 4 g + warp, + 8, ...) and their lse.
+  // The item's end: O^T into the Q tile as fp32, warpgroup g's 256 columns in [32 rows][256]
+  // at ob + g * kTallHalf (the score GEMMs are done with Q), the rows' sums (four parts, one a
+  // scorer warp) and maxima into tall_red and row_m (the scorer); a cluster pair's half then
+  // trades halves with its partner (tall_pair_exchange); each warp normalizes and stores whole
+  // rows from there (rows 4 g + warp, + 8, ...: all 512 columns, or a pair's half `keep`) and
+  // their lse.
   float* ob = reinterpret_cast<float*>(smem + kSmemQ);
   float* row_m = red_max + kTallRows;  // [32] (after the rescales)
 #pragma unroll
@@ -218,8 +256,8 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
     for (int i = 0; i < 16; ++i) {
       const int j = i / 4, e = i % 4;
       const int row = 8 * j + 2 * (lane % 4) + e % 2;
-      const int col = g * kOutCols + 64 * mb + 16 * warp + lane / 4 + 8 * (e / 2);
-      ob[row * kHeadDimCkv + col] = ot[16 * mb + i];
+      const int col = 64 * mb + 16 * warp + lane / 4 + 8 * (e / 2);
+      ob[g * kTallHalf + row * kOutCols + col] = ot[16 * mb + i];
     }
   if constexpr (kSc) {
 #pragma unroll
@@ -232,40 +270,79 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       if (warp == 0 && lane < 4) row_m[tall_row(k)] = mt(k);
     }
   }
+  const bool pair = item.slot <= kSlotPairLow;
+  if (pair) fence_proxy_async();  // (the bulk copy to the partner reads them)
   named_barrier(kBarP2, kConsumerThreads);  // O^T, the rows' maxima and their sums' parts staged
+  const int keep = pair ? mlaw_pair_high(item.slot) : 0;
+  const int out_slot = pair ? mlaw_pair_out_slot(item.slot) : item.slot;  // < 0: out
+  // the partner's half `keep` of O^T, its sums' parts and maxima (tall_pair_exchange)
+  const float* peer_o = reinterpret_cast<const float*>(smem + kXchgRecv);
+  const float* peer_red = peer_o + kTallHalf;
+  const float* peer_m = peer_red + 4 * kTallRows;
+  if (pair)
+    tall_pair_exchange(smem, ob + (1 - keep) * kTallHalf, tall_red, row_m, full + 2 * kStages,
+                       full + 2 * kStages + 1, g == 0 && warp == 0 && lane == 0);
   const int num_heads = args.num_heads;
   for (int row = 4 * g + warp; row < item.valid_rows; row += 8) {
     const float4 lv = *reinterpret_cast<const float4*>(tall_red + row * 4);
-    const float l = (lv.x + lv.y) + (lv.z + lv.w);
+    float l = (lv.x + lv.y) + (lv.z + lv.w), m = row_m[row];
+    float w_own = 1.f, w_peer = 0.f;  // the weights of this CTA's O and of the partner's
+    if (pair) {
+      const float4 pv = *reinterpret_cast<const float4*>(peer_red + row * 4);
+      const float lp = (pv.x + pv.y) + (pv.z + pv.w), mp = peer_m[row];
+      const float mx = fmaxf(m, mp);
+      w_own = m == -INFINITY ? 0.f : exp2f(m - mx);
+      w_peer = mp == -INFINITY ? 0.f : exp2f(mp - mx);
+      l = l * w_own + lp * w_peer;
+      m = mx;
+    }
     float inv = l > 0.f ? 1.f / l : 0.f;
     if constexpr (kE4m3) inv *= args.ckv_scale;  // (lse stays: the scores were scaled)
+    w_own *= inv;
+    w_peer *= inv;
     const int grow = item.row0 + row;
     const int64_t token = item.qo_start + heads.div(grow);
     const int64_t head = heads.mod(grow, num_heads);
-    if (lane == 0) {
-      const float lse2 = l > 0.f ? row_m[row] + log2f(l) : -INFINITY;
-      if (item.slot >= 0) {
-        plan.partial_lse[static_cast<int64_t>(item.slot) * kTallRows + row] = lse2;
+    if (lane == 0 && keep == 0) {
+      const float lse2 = l > 0.f ? m + log2f(l) : -INFINITY;
+      if (out_slot >= 0) {
+        plan.partial_lse[static_cast<int64_t>(out_slot) * kTallRows + row] = lse2;
       } else if (args.lse != nullptr) {
         args.lse[token * args.lse_stride_token + head] =
             args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
       }
     }
-    const float4* src = reinterpret_cast<const float4*>(ob + row * kHeadDimCkv + 16 * lane);
+    T* dst = out_slot < 0 ? static_cast<T*>(args.out) + token * args.out_stride_token +
+                                head * args.out_stride_head
+                          : static_cast<T*>(plan.partial_o) +
+                                (static_cast<int64_t>(out_slot) * kTallRows + row) * kHeadDimCkv;
     uint32_t w[8];
+    if (pair) {  // columns keep * 256 + 8 lane .. + 7
+      const float4* src = reinterpret_cast<const float4*>(ob + keep * kTallHalf + row * kOutCols +
+                                                          8 * lane);
+      const float4* psrc = reinterpret_cast<const float4*>(peer_o + row * kOutCols + 8 * lane);
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const float4 v = src[q];
-      w[2 * q] = ElementTraits<T>::pack(v.x * inv, v.y * inv);
-      w[2 * q + 1] = ElementTraits<T>::pack(v.z * inv, v.w * inv);
+      for (int q = 0; q < 2; ++q) {
+        const float4 v = src[q], u = psrc[q];
+        w[2 * q] = ElementTraits<T>::pack(v.x * w_own + u.x * w_peer, v.y * w_own + u.y * w_peer);
+        w[2 * q + 1] =
+            ElementTraits<T>::pack(v.z * w_own + u.z * w_peer, v.w * w_own + u.w * w_peer);
+      }
+      *reinterpret_cast<uint4*>(dst + keep * kOutCols + 8 * lane) =
+          make_uint4(w[0], w[1], w[2], w[3]);
+    } else {  // columns 16 lane .. + 15
+      const float4* src = reinterpret_cast<const float4*>(ob + (lane / 16) * kTallHalf +
+                                                          row * kOutCols + 16 * (lane % 16));
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float4 v = src[q];
+        w[2 * q] = ElementTraits<T>::pack(v.x * w_own, v.y * w_own);
+        w[2 * q + 1] = ElementTraits<T>::pack(v.z * w_own, v.w * w_own);
+      }
+      uint4* d4 = reinterpret_cast<uint4*>(dst + 16 * lane);
+      d4[0] = make_uint4(w[0], w[1], w[2], w[3]);
+      d4[1] = make_uint4(w[4], w[5], w[6], w[7]);
     }
-    T* dst = item.slot < 0 ? static_cast<T*>(args.out) + token * args.out_stride_token +
-                                 head * args.out_stride_head
-                           : static_cast<T*>(plan.partial_o) +
-                                 (static_cast<int64_t>(item.slot) * kTallRows + row) * kHeadDimCkv;
-    uint4* d4 = reinterpret_cast<uint4*>(dst + 16 * lane);
-    d4[0] = make_uint4(w[0], w[1], w[2], w[3]);
-    d4[1] = make_uint4(w[4], w[5], w[6], w[7]);
   }
 }
 
