@@ -148,8 +148,9 @@ def test_sm90_warmup_specs_fp8_kv():
 
 
 def test_sm90_tall_rows_per_tile(monkeypatch):
-    """sm90 plans decode batches of more requests than cluster pairs (or any decode batch with
-    MLA_WRAPPER_SM90_TALL=all) over an e4m3 cache with 17-32 heads in 32-row tiles (the tall instance, sm90/tall.cuh), everything else in 64-row
+    """sm90 plans decode batches of more requests than cluster pairs, or of 16 and more whose
+    lengths give each of 132 CTAs at least 6 kv tiles (any decode batch with
+    MLA_WRAPPER_SM90_TALL=all), over an e4m3 cache with 17-32 heads in 32-row tiles (the tall instance, sm90/tall.cuh), everything else in 64-row
     ones; MLA_WRAPPER_SM90_TALL=0 turns the tall tiles off."""
     from mla_wrapper.backends import sm90
 
@@ -160,6 +161,15 @@ def test_sm90_tall_rows_per_tile(monkeypatch):
         assert [sm90.rows_per_tile_for(h, kv, **big) for h in (1, 16, 17, 24, 32, 33, 64, 128)] \
             == [64, 64, 32, 32, 32, 64, 64, 64]
     assert sm90.rows_per_tile_for(32, FP8, batch=66, num_ctas=132) == 64   # pairs: 64 rows
+    # ... unless the plan's lengths give each CTA at least 6 kv tiles, from 132 / 8 requests
+    lens = {b: np.full(b, n, dtype=np.int32) for b, n in ((16, 4096), (15, 8192), (64, 1024))}
+    assert sm90.rows_per_tile_for(32, FP8, batch=16, num_ctas=132, kv_lens=lens[16]) == 32
+    assert sm90.rows_per_tile_for(32, FP8, batch=16, num_ctas=132, kv_lens=lens[16] // 4) == 64
+    assert sm90.rows_per_tile_for(24, FP8, batch=64, num_ctas=132, kv_lens=lens[64]) == 32
+    assert sm90.rows_per_tile_for(32, FP8, batch=64, num_ctas=132, kv_lens=lens[64] // 2) == 64
+    assert sm90.rows_per_tile_for(32, FP8, batch=15, num_ctas=132, kv_lens=lens[15]) == 64
+    assert sm90.rows_per_tile_for(32, FP8, batch=16, num_ctas=132, kv_lens=lens[16],
+                                  decode=False) == 64
     monkeypatch.setenv(sm90.TALL_ENV, "all")   # every decode batch (cluster pairs too)
     assert [sm90.rows_per_tile_for(32, FP8, batch=b, num_ctas=132) for b in (1, 66, 67)] == \
         [32, 32, 32]
@@ -171,6 +181,30 @@ def test_sm90_tall_rows_per_tile(monkeypatch):
         sm90.rows_per_tile_for(32, **big) == 64
     monkeypatch.setenv(sm90.TALL_ENV, "0")
     assert sm90.rows_per_tile_for(32, FP8, **big) == 64
+
+
+def test_planned_rows_per_tile_passes_lengths_eagerly_only():
+    """PlannedKernel.rows_per_tile_for hands sm90's rule the plan's kv lengths in eager mode;
+    a wrapper with a CUDA-graph capacity decides for its capacity without them, once (later
+    plans keep its layout's tile size)."""
+    from types import SimpleNamespace
+
+    from mla_wrapper.backends import sm90
+    from mla_wrapper.backends.planned import PlannedKernel
+
+    def kernel(cap, layout=None):
+        return SimpleNamespace(family=sm90, wrapper=SimpleNamespace(_graph_capacity=cap),
+                               layout=layout, num_ctas=132)
+
+    long16, short16 = np.full(16, 4096, dtype=np.int32), np.full(16, 1024, dtype=np.int32)
+    rows = PlannedKernel.rows_per_tile_for
+    assert rows(kernel(None), 16, 16, 32, FP8, long16) == 32
+    assert rows(kernel(None), 16, 16, 32, FP8, short16) == 64
+    assert rows(kernel(None), 16, 32, 32, FP8, long16) == 64      # MTP
+    assert rows(kernel(16), 16, 16, 32, FP8, long16) == 64        # graph: capacity 16, no lengths
+    assert rows(kernel(80), 16, 16, 32, FP8, short16) == 32       # graph: capacity 80
+    kept = SimpleNamespace(rows_per_tile=64)
+    assert rows(kernel(80, kept), 80, 80, 32, FP8, long16) == 64  # the first plan's layout
 
 
 def test_reference_dequantizes_an_fp8_cache_with_its_scales():

@@ -34,6 +34,8 @@ MAX_HEADS = 128
 # MLA_WRAPPER_SM90_TALL=0 turns it off, =all takes it to every such decode batch (cluster
 # pairs at small batches, which the 64-row plans run faster).
 TALL_ROWS = 32
+TALL_BATCH_DIV = 8        # tall plans from num_ctas / 8 requests (16 on 132 SMs) ...
+TALL_TILES_PER_CTA = 6    # ... of at least 6 kv tiles a CTA in all (rows_per_tile_for)
 NARROW_HEADS = 16         # at most this many heads: the e4m3 kernel's narrow instance instead
 TALL_ENV = "MLA_WRAPPER_SM90_TALL"
 ARCH = "sm_90a"           # wgmma / setmaxnreg need the arch-specific target
@@ -88,28 +90,38 @@ def kv_maps(module, run_args_ptr: int) -> dict[str, int]:
 
 
 def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: bool = True,
-                      num_ctas: int = 132) -> int:
+                      num_ctas: int = 132, kv_lens=None) -> int:
     """Rows per tile of this family's plans for ``num_heads`` heads over a cache of
     ``kv_dtype`` (None: the query's 16-bit dtype), ``batch`` requests (``decode``: as many query
-    tokens) on ``num_ctas`` CTAs: TALL_ROWS (the tall instance) for an fp8 cache with
-    NARROW_HEADS < num_heads <= TALL_ROWS, decode and more requests than cluster pairs
-    (batch > num_ctas / 2), unless MLA_WRAPPER_SM90_TALL=0, or at any batch with
-    MLA_WRAPPER_SM90_TALL=all; else ROWS_PER_TILE. H200, fp8 H=32 against 64-row plans on the
-    same tensors (logs/sm90_s58_2026-11-28 runs 1-2, logs/sm90_s59_2026-11-28 run 3): B=128
-    1.00-1.03x at page 64 and 1.04-1.06x at page 1; with the tall instance's cluster pairs
-    (session 59) B=64 0.97-1.03x at page 64 and 1.00-1.07x at page 1, B=4-16 0.90-0.99x, B=1
-    0.85-0.94x (short items: its fp32 epilogue and per-tile row exchange cost more than its
-    GEMMs save); MTP 0.53-0.64x (every query token an item of its own: its tiles widened once
-    per item). A wrapper with a CUDA-graph capacity decides once, at its first plan, with
-    batch = its capacity (backends/planned.py): its smaller batches then run tall plans, with
-    cluster pairs where they fit."""
+    tokens) of ``kv_lens`` tokens (an array; None: not known) on ``num_ctas`` CTAs: TALL_ROWS
+    (the tall instance) for an fp8 cache with NARROW_HEADS < num_heads <= TALL_ROWS and decode,
+    where the CTAs' work is long: more requests than cluster pairs (batch > num_ctas / 2), or
+    at least num_ctas / TALL_BATCH_DIV requests of at least TALL_TILES_PER_CTA kv tiles a CTA
+    in all; unless MLA_WRAPPER_SM90_TALL=0, or at any batch with MLA_WRAPPER_SM90_TALL=all;
+    else ROWS_PER_TILE. H200, fp8, against 64-row plans on the same tensors
+    (logs/sm90_s59_2026-11-28 run 7; below 1: tall faster), page 64 / page 1: H=32 B=128 L=4096
+    0.987 / 0.943x, B=96 0.974 / 0.946x, B=64 L=1024-16384 0.987-1.013 / 0.937-0.990x, B=16-48
+    L=4096 (6-23 tiles a CTA) 0.989-0.999 / 0.958-0.972x, H=24 B=64 1.001 / 0.969x; but B=8
+    1.024 / 1.011x, B=4 1.069 / 1.063x, B=1 1.014-1.043x (CUDA graphs 1.05-1.06x): short items,
+    whose fp32 epilogue and per-tile row exchange cost more than the halved GEMMs save. MTP
+    0.53-0.64x (session 58: every query token an item of its own, its tiles widened once per
+    item). A wrapper with a CUDA-graph capacity decides once, at its first plan, with batch =
+    its capacity and no lengths (backends/planned.py): its smaller batches then run tall plans,
+    with cluster pairs where they fit."""
     from . import _env_switch  # noqa: PLC0415
 
     if not (is_fp8_kv(kv_dtype) and NARROW_HEADS < num_heads <= TALL_ROWS and decode):
         return ROWS_PER_TILE
     if os.environ.get(TALL_ENV, "").strip().lower() == "all":
         return TALL_ROWS
-    return TALL_ROWS if 2 * batch > num_ctas and _env_switch(TALL_ENV, True) else ROWS_PER_TILE
+    if not _env_switch(TALL_ENV, True):
+        return ROWS_PER_TILE
+    if 2 * batch > num_ctas:
+        return TALL_ROWS
+    if kv_lens is not None and batch >= num_ctas // TALL_BATCH_DIV and \
+            int(kv_lens.sum()) >= TALL_TILES_PER_CTA * KV_TILE * num_ctas:
+        return TALL_ROWS
+    return ROWS_PER_TILE
 
 
 def planner_cost():

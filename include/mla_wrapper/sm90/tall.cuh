@@ -16,9 +16,11 @@
 // the scorer alone, one more per tile; compute-sanitizer racecheck then reported hazards
 // between the scorer's writes and the other warpgroup's reads across the 256-thread barriers
 // that do order them, logs/sm90_s58_2026-11-28 runs 3-4.) The rows are stored by the item's
-// own epilogue from O^T through the Q tile (fp32, two [32][256] halves); a cluster pair's two
-// halves of one kv range (B <= half the CTAs, B=1's pieces) trade the fp32 halves each other
-// stores through their first stages (tall_pair_exchange, session 59).
+// own epilogue from O^T through the Q tile (fp32, two [32][256] halves, rows padded to 260
+// floats: conflict-free staging, and each lane reading and storing 4 columns of each 128;
+// H200, session 59 run 6: up to 1.16x faster than unpadded rows of 16 columns a lane, the most
+// at B=1, 1.00-1.02x at B>=64); a cluster pair's two halves of one kv range (B <= half the CTAs, B=1's pieces)
+// trade the fp32 halves each other stores through their first stages (tall_pair_exchange).
 // Why an instance of its own (session 57, logs/sm90_s57_2026-11-28 runs 7-8): with this loop and
 // the 64-row one in one kernel, ptxas held all of o live through an item whatever its path and
 // spilled (16-88 bytes; every path ran 0.67-0.86x), while the loop alone ran 0 spills and the
@@ -82,15 +84,20 @@ __device__ __forceinline__ void issue_pv_t(float (&ot)[128], uint32_t p_smem, ui
   wgmma_commit();
 }
 
-// One half of O^T (fp32 [32 rows][256 columns]: a warpgroup's columns) in the Q tile.
-constexpr int kTallHalf = kTallRows * kOutCols;
+// One half of O^T (fp32 [32 rows][256 columns]: a warpgroup's columns) in the Q tile, its rows
+// kTallPitch floats apart: a warp's staging store (tall_item's end) writes 8 columns of rows
+// 2 (lane % 4) + c, which a pitch of 256 floats puts in 8 banks (4-way conflicts) and one of
+// 260 in all 32.
+constexpr int kTallPitch = kOutCols + 4;
+constexpr int kTallHalf = kTallRows * kTallPitch;
+static_assert(2 * kTallHalf * 4 <= kQBytes, "O^T's two fp32 halves fit in the Q tile");
 
 // A cluster pair's tall halves (plan.h mlaw_pair_slot: CTAs 2k and 2k + 1, each the only item of
 // its CTA, each over its half of the kv range) trade what the other stores: thread `lead` tells
 // the partner that this CTA's stages are free (a remote arrival on its `ready`), waits for the
 // same from it, and bulk-copies the partner's half of this CTA's O^T (send: the columns the
 // partner keeps), the rows' sum parts and maxima into the partner's first stage (kXchgRecv:
-// O^T [32][256], sums [32][4], maxima [32], completing the partner's `xchg`); every consumer
+// O^T [32][kTallPitch], sums [32][4], maxima [32], completing the partner's `xchg`); every consumer
 // thread then waits for the partner's copy into this CTA. Each CTA so waits for everything that
 // targets it before it exits (the lead also for its copy's reads). Called after a barrier of
 // both warpgroups that follows their last P V and their staging (with fence_proxy_async).
@@ -242,7 +249,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
     fence_operands(ot);
     if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
   }
-  // The item's end: O^T into the Q tile as fp32, warpgroup g's 256 columns in [32 rows][256]
+  // The item's end: O^T into the Q tile as fp32, warpgroup g's 256 columns in [32][kTallPitch]
   // at ob + g * kTallHalf (the score GEMMs are done with Q), the rows' sums (four parts, one a
   // scorer warp) and maxima into tall_red and row_m (the scorer); a cluster pair's half then
   // trades halves with its partner (tall_pair_exchange); each warp normalizes and stores whole
@@ -257,7 +264,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       const int j = i / 4, e = i % 4;
       const int row = 8 * j + 2 * (lane % 4) + e % 2;
       const int col = 64 * mb + 16 * warp + lane / 4 + 8 * (e / 2);
-      ob[g * kTallHalf + row * kOutCols + col] = ot[16 * mb + i];
+      ob[g * kTallHalf + row * kTallPitch + col] = ot[16 * mb + i];
     }
   if constexpr (kSc) {
 #pragma unroll
@@ -316,32 +323,27 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
                                 head * args.out_stride_head
                           : static_cast<T*>(plan.partial_o) +
                                 (static_cast<int64_t>(out_slot) * kTallRows + row) * kHeadDimCkv;
-    uint32_t w[8];
-    if (pair) {  // columns keep * 256 + 8 lane .. + 7
-      const float4* src = reinterpret_cast<const float4*>(ob + keep * kTallHalf + row * kOutCols +
-                                                          8 * lane);
-      const float4* psrc = reinterpret_cast<const float4*>(peer_o + row * kOutCols + 8 * lane);
+    // Each lane 4 columns of each 128: a warp's shared-memory reads and global stores are
+    // 512 / 256 contiguous bytes each.
+    if (pair) {  // columns keep * 256 + 128 q + 4 lane .. + 3
 #pragma unroll
       for (int q = 0; q < 2; ++q) {
-        const float4 v = src[q], u = psrc[q];
-        w[2 * q] = ElementTraits<T>::pack(v.x * w_own + u.x * w_peer, v.y * w_own + u.y * w_peer);
-        w[2 * q + 1] =
-            ElementTraits<T>::pack(v.z * w_own + u.z * w_peer, v.w * w_own + u.w * w_peer);
+        const int c = row * kTallPitch + 128 * q + 4 * lane;
+        const float4 v = *reinterpret_cast<const float4*>(ob + keep * kTallHalf + c);
+        const float4 u = *reinterpret_cast<const float4*>(peer_o + c);
+        *reinterpret_cast<uint2*>(dst + keep * kOutCols + 128 * q + 4 * lane) = make_uint2(
+            ElementTraits<T>::pack(v.x * w_own + u.x * w_peer, v.y * w_own + u.y * w_peer),
+            ElementTraits<T>::pack(v.z * w_own + u.z * w_peer, v.w * w_own + u.w * w_peer));
       }
-      *reinterpret_cast<uint4*>(dst + keep * kOutCols + 8 * lane) =
-          make_uint4(w[0], w[1], w[2], w[3]);
-    } else {  // columns 16 lane .. + 15
-      const float4* src = reinterpret_cast<const float4*>(ob + (lane / 16) * kTallHalf +
-                                                          row * kOutCols + 16 * (lane % 16));
+    } else {  // columns 128 q + 4 lane .. + 3
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        const float4 v = src[q];
-        w[2 * q] = ElementTraits<T>::pack(v.x * w_own, v.y * w_own);
-        w[2 * q + 1] = ElementTraits<T>::pack(v.z * w_own, v.w * w_own);
+        const float4 v = *reinterpret_cast<const float4*>(
+            ob + (q / 2) * kTallHalf + row * kTallPitch + 128 * (q % 2) + 4 * lane);
+        *reinterpret_cast<uint2*>(dst + 128 * q + 4 * lane) =
+            make_uint2(ElementTraits<T>::pack(v.x * w_own, v.y * w_own),
+                       ElementTraits<T>::pack(v.z * w_own, v.w * w_own));
       }
-      uint4* d4 = reinterpret_cast<uint4*>(dst + 16 * lane);
-      d4[0] = make_uint4(w[0], w[1], w[2], w[3]);
-      d4[1] = make_uint4(w[4], w[5], w[6], w[7]);
     }
   }
 }
