@@ -19,14 +19,16 @@
 // own epilogue from O^T through the Q tile (fp32, two [32][256] halves, rows padded to 260
 // floats: conflict-free staging, and each lane reading and storing 4 columns of each 128;
 // H200, session 59 run 6: up to 1.16x faster than unpadded rows of 16 columns a lane, the most
-// at B=1, 1.00-1.02x at B>=64); a cluster pair's two halves of one kv range (B <= half the CTAs, B=1's pieces)
-// trade the fp32 halves each other stores through their first stages (tall_pair_exchange).
+// at B=1, 1.00-1.02x at B>=64); a cluster pair's two halves of one kv range (B <= half the
+// CTAs, B=1's pieces) trade the fp32 halves each other stores through their first stages
+// (tall_pair_exchange).
 // Why an instance of its own (session 57, logs/sm90_s57_2026-11-28 runs 7-8): with this loop and
 // the 64-row one in one kernel, ptxas held all of o live through an item whatever its path and
 // spilled (16-88 bytes; every path ran 0.67-0.86x), while the loop alone ran 0 spills and the
 // e4m3 H=32 rows 1.02-1.08x faster. Its plans have no item of more than 32 rows (MTP at H=32:
-// one item per query token), and the instance is chosen by the plan's rows_per_tile, which the backend derives from the
-// heads and the cache's dtype, so a CUDA graph's captured instance fits every later plan.
+// one item per query token), and the instance is chosen by the plan's rows_per_tile, which the
+// backend derives from the heads and the cache's dtype, so a CUDA graph's captured instance
+// fits every later plan.
 #pragma once
 
 #include <math.h>
@@ -97,10 +99,11 @@ static_assert(2 * kTallHalf * 4 <= kQBytes, "O^T's two fp32 halves fit in the Q 
 // the partner that this CTA's stages are free (a remote arrival on its `ready`), waits for the
 // same from it, and bulk-copies the partner's half of this CTA's O^T (send: the columns the
 // partner keeps), the rows' sum parts and maxima into the partner's first stage (kXchgRecv:
-// O^T [32][kTallPitch], sums [32][4], maxima [32], completing the partner's `xchg`); every consumer
-// thread then waits for the partner's copy into this CTA. Each CTA so waits for everything that
-// targets it before it exits (the lead also for its copy's reads). Called after a barrier of
-// both warpgroups that follows their last P V and their staging (with fence_proxy_async).
+// O^T [32][kTallPitch], sums [32][4], maxima [32], completing the partner's `xchg`); every
+// consumer thread then waits for the partner's copy into this CTA. Each CTA so waits for
+// everything that targets it before it exits (the lead also for its copy's reads). Called
+// after a barrier of both warpgroups that follows their last P V and their staging (with
+// fence_proxy_async).
 __device__ __forceinline__ void tall_pair_exchange(char* smem, const float* send,
                                                    const float* sums, const float* maxima,
                                                    uint64_t* ready, uint64_t* xchg, bool lead) {
