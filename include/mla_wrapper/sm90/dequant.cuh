@@ -58,6 +58,11 @@ __device__ __forceinline__ void dequant_tile(uint32_t stage, uint64_t* raw, uint
   if (tid < 32) mbar_wait(raw, parity);
   MLAW_TRACE(seq, 27);
   named_barrier(kBarWiden, kProducerThreads);  // (the others wait here: no polling)
+  if (MLAW_SM90_PROBE_NO_WIDEN) {
+    MLAW_TRACE(seq, 28);
+    mbar_arrive(full);
+    return;
+  }
   // Latent: box k's column block 2 k + h, tokens t + 8 m (a half-warp one 128-byte row; each
   // token's swizzle is c ^ t, as t + 8 m = t mod 8). Rope: tokens tr + 16 m, tr = 2 t + h (a
   // half-warp two consecutive 64-byte rows). Before session 49 a half-warp read the same half

@@ -58,6 +58,12 @@ namespace sm90 {
 #ifndef MLAW_SM90_PROBE_NO_QF16
 #define MLAW_SM90_PROBE_NO_QF16 0
 #endif
+// Probe (wrong results): an e4m3 tile handed to the consumers as soon as its bytes land, not
+// widened (dequant_tile): what the widening's shared-memory traffic and the producer's chain cost
+// the wide and tall instances (consumers widening their fragments in registers would keep part).
+#ifndef MLAW_SM90_PROBE_NO_WIDEN
+#define MLAW_SM90_PROBE_NO_WIDEN 0
+#endif
 #if MLAW_SM90_TRACE
 constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 30;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];

@@ -37,6 +37,7 @@
 #include "mla_wrapper/common/q_rows.cuh"
 #include "mla_wrapper/sm90/config.h"
 #include "mla_wrapper/sm90/consumer_steps.cuh"
+#include "mla_wrapper/sm90/dev.cuh"
 #include "mla_wrapper/sm90/traits.cuh"
 #include "mla_wrapper/sm90/work.cuh"
 
@@ -177,9 +178,13 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       lt(k) = 0.f;
     }
   }
+  const int seq0 = seq;
+  (void)seq0;  // (trace builds only)
   for (int it = 0; it < item.num_tiles; ++it, ++seq) {
     const int stage = __shfl_sync(0xffffffffu, seq % kStages, 0);
+    MLAW_TRACE(seq, 0 + 7 * g);
     mbar_wait(&full[stage], (seq / kStages) & 1);
+    MLAW_TRACE(seq, 1 + 7 * g);
     fence_proxy_async();  // the producer's writes, acquired above, feed wgmma
     const uint32_t kv_stage = kv_smem + stage * kKvStageBytes;
     float cm[8];
@@ -188,6 +193,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       issue_scores_t<TG>(o, q_smem, kv_stage);
       wgmma_wait<0>();
       fence_operands(o);
+      MLAW_TRACE(seq, 2);
       // st(4 j + e): token 16 warp + lane / 4 + 8 (e / 2) of row tall_row(2 j + e % 2)
       const int t_lo = item.kv_start + it * kKvTile + 16 * warp + lane / 4;
       if (t_lo + 8 >= lim_min) {
@@ -209,6 +215,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
     // the scorer warps' maxima are in tall_red; both warpgroups' P V reads of the last P, and of
     // its rescale factors, are done
     named_barrier(kBarMax, kConsumerThreads);
+    MLAW_TRACE(seq, 3 + 7 * g);
     float a8[8];
     if constexpr (kSc) {
 #pragma unroll
@@ -233,8 +240,10 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
         }
       }
       fence_proxy_async();  // P's generic stores before wgmma reads them
+      MLAW_TRACE(seq, 4);
     }
     named_barrier(kBarP, kConsumerThreads);  // P written
+    MLAW_TRACE(seq, 5 + 7 * g);
     if constexpr (!kSc) {
 #pragma unroll
       for (int k = 0; k < 8; ++k) a8[k] = red_max[tall_row(k)];
@@ -250,6 +259,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
     issue_pv_t<TG>(ot, p_smem, kv_stage, g, it == 0);
     wgmma_wait<0>();
     fence_operands(ot);
+    MLAW_TRACE(seq, 6 + 7 * g);
     if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
   }
   // The item's end: O^T into the Q tile as fp32, warpgroup g's 256 columns in [32][kTallPitch]
@@ -282,7 +292,9 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
   }
   const bool pair = item.slot <= kSlotPairLow;
   if (pair) fence_proxy_async();  // (the bulk copy to the partner reads them)
+  if (g == 0) MLAW_TRACE(seq0, 21);
   named_barrier(kBarP2, kConsumerThreads);  // O^T, the rows' maxima and their sums' parts staged
+  if (g == 0) MLAW_TRACE(seq0, 20);
   const int keep = pair ? mlaw_pair_high(item.slot) : 0;
   const int out_slot = pair ? mlaw_pair_out_slot(item.slot) : item.slot;  // < 0: out
   // the partner's half `keep` of O^T, its sums' parts and maxima (tall_pair_exchange)
@@ -292,6 +304,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
   if (pair)
     tall_pair_exchange(smem, ob + (1 - keep) * kTallHalf, tall_red, row_m, full + 2 * kStages,
                        full + 2 * kStages + 1, g == 0 && warp == 0 && lane == 0);
+  if (g == 0 && pair) MLAW_TRACE(seq0, 23);
   const int num_heads = args.num_heads;
   for (int row = 4 * g + warp; row < item.valid_rows; row += 8) {
     const float4 lv = *reinterpret_cast<const float4*>(tall_red + row * 4);
@@ -349,6 +362,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       }
     }
   }
+  if (g == 0) MLAW_TRACE(seq0, 19);
 }
 
 }  // namespace sm90
