@@ -174,7 +174,11 @@ constexpr float kQF16FastMin = 0.0625f;   // 2^-4
 constexpr float kQF16FastMax = 32768.f;   // 2^15
 // kNarrow and narrow (an item narrow_tiles runs): sl is the scale of rows lane / 4 and
 // lane / 4 + 8 (every consumer warp scores rows 0-15 there), not of `rows`.
-template <typename T, bool kNarrow = false>
+// kPairPermute (the tall instance, tall.cuh issue_scores_t): within each 16 columns the Q tile
+// holds column 4 q + 2 h + e at 8 h + 2 q + e (q < 4, h, e < 2), so that the score GEMM's A
+// fragment of a k-step (K's columns 2 q, 2 q + 1, 2 q + 8, 2 q + 9) is one 4-byte word of an
+// e4m3 row: the chunks 2 m and 2 m + 1 of a row are lanes l and l ^ 1's, which trade two words.
+template <typename T, bool kNarrow = false, bool kPairPermute = false>
 __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&rows)[2],
                                          int valid_rows, float rope_scale, float scale_log2,
                                          int g, int lane, float (&sl)[2], bool narrow = false) {
@@ -192,7 +196,8 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
     return ElementTraits<T>::unpack(max(m & 0xffffu, m >> 16)).x;
   };
   // chunk v of block b of a row to f16 (its values times f where `scaled`), stored in place
-  auto store_f16 = [&](int row, int b, const uint4& v, bool scaled, float f) {
+  // (kPairPermute: every lane calls it, and stores where `store`)
+  auto store_f16 = [&](int row, int b, const uint4& v, bool scaled, float f, bool store = true) {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
     uint32_t h[4];
 #pragma unroll
@@ -201,7 +206,17 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
       h[i] = scaled ? ElementTraits<__half>::pack(x.x * f, x.y * f)
                     : ElementTraits<__half>::pack(x.x, x.y);
     }
-    *chunk(row, b) = make_uint4(h[0], h[1], h[2], h[3]);
+    if constexpr (kPairPermute) {  // chunk 2 m: words 0, 2 of 2 m and 2 m + 1; 2 m + 1: 1, 3
+      const bool odd = lane & 1;
+      const uint32_t r0 = __shfl_xor_sync(0xffffffffu, odd ? h[0] : h[1], 1);
+      const uint32_t r1 = __shfl_xor_sync(0xffffffffu, odd ? h[2] : h[3], 1);
+      if (odd) {
+        h[0] = r0, h[2] = h[1], h[1] = r1;  // (r0, r1, h1, h3)
+      } else {
+        h[1] = h[2], h[2] = r0, h[3] = r1;  // (h0, h2, r0, r1)
+      }
+    }
+    if (store) *chunk(row, b) = make_uint4(h[0], h[1], h[2], h[3]);
   };
   const bool valid[2] = {rows[0] < valid_rows, rows[1] < valid_rows};
   uint4 c[2][kColBlocks];
@@ -226,7 +241,11 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
     sl[0] = sl[1] = scale_log2;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      if (valid[r]) {
+      if (kPairPermute) {
+#pragma unroll
+        for (int b = 0; b < kColBlocks; ++b)
+          store_f16(rows[r], b, c[r][b], b == kColBlocks - 1, rope_scale, valid[r]);
+      } else if (valid[r]) {
 #pragma unroll
         for (int b = 0; b < kColBlocks; ++b) {
           const bool rope = b == kColBlocks - 1;
@@ -266,10 +285,11 @@ __device__ __forceinline__ void q_to_f16(char* q_tile, float* red, const int (&r
       } else {
         sl[r] = scale_log2 * __uint_as_float(uint32_t(127 - k) << 23);
       }
-      if (valid[r]) {
+      if (kPairPermute || valid[r]) {
 #pragma unroll
         for (int b = 0; b < kColBlocks; ++b) {
-          store_f16(row, b, c[r][b], true, b == kColBlocks - 1 ? pow2 * rope_scale : pow2);
+          store_f16(row, b, c[r][b], true, b == kColBlocks - 1 ? pow2 * rope_scale : pow2,
+                    valid[r]);
         }
       }
     }

@@ -153,7 +153,9 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
   bool has_pending = false;  // (kNarrow)
   static_assert(!kNarrow || kE4m3, "the narrow instance widens KvE4m3 tiles (dequant_tile)");
   auto widen_pending = [&]() {
-    if constexpr (kWiden) {
+    // (the tall instance's consumers widen their fragments of the e4m3 bytes themselves, in
+    // registers: tall.cuh)
+    if constexpr (kWiden && kRows != kTallRows) {
       // (the narrow instance's pending tile is always the one issued last: see has_pending)
       const int t = kNarrow ? seq - 1 : pending;
       if (kNarrow ? has_pending : t >= 0) {

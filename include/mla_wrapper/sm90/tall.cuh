@@ -6,22 +6,34 @@
 //     operand), by the scoring warpgroup (g = 0), where a 64-row tile's S = Q K^T takes 36 x
 //     m64n64k16 of which half would be rows no item has;
 //   O^T[256 columns of g, 32 rows] += V^T P^T (per 16-token k-step four m64n32k16: V^T the A
-//     operand read MN-major from the stage, `.tnspA` in the SASS; P's rows 0-31 the B operand in
-//     the P tile's usual [row][token] layout), by both warpgroups;
+//     operand; P's rows 0-31 the B operand in the P tile's usual [row][token] layout), by both
+//     warpgroups;
 // so the tile's tensor work is half the 64-row tile's and O^T takes 64 accumulator registers
-// instead of 128. Each row's max comes from the four scorer warps through shared memory (a
-// row's 64 tokens are spread over them), read after the tile's kBarMax, and the row sums at the
-// end likewise after kBarP2: every barrier here is one of all 256 consumer threads, in the same
-// order in both warpgroups. (Session 58's version exchanged them across 128-thread barriers of
-// the scorer alone, one more per tile; compute-sanitizer racecheck then reported hazards
-// between the scorer's writes and the other warpgroup's reads across the 256-thread barriers
-// that do order them, logs/sm90_s58_2026-11-28 runs 3-4.) The rows are stored by the item's
-// own epilogue from O^T through the Q tile (fp32, two [32][256] halves, rows padded to 260
-// floats: conflict-free staging, and each lane reading and storing 4 columns of each 128;
-// H200, session 59 run 6: up to 1.16x faster than unpadded rows of 16 columns a lane, the most
-// at B=1, 1.00-1.02x at B>=64); a cluster pair's two halves of one kv range (B <= half the
-// CTAs, B=1's pieces) trade the fp32 halves each other stores through their first stages
-// (tall_pair_exchange).
+// instead of 128. Both A operands come from registers (wgmma RS), each thread widening its
+// fragments from the stage's e4m3 bytes as they landed (issue_scores_t, issue_pv_t): the
+// producer does not widen these tiles, and the consumers wait on the stage's `raw` barrier.
+// H200 (session 60, logs/sm90_s60_2026-11-29 runs 4-6): the kernel with its tiles not widened at
+// all (a probe) ran the TP4 rows 1.22-1.32x faster than with the producer's widening, whose
+// chain (land ~1330 clocks, widen ~2120) set the tile period (~3740); with the fragments
+// widened in registers B >= 16 run 1.035-1.08x faster at page 64 (1.01-1.04x at page 1), B <= 8
+// 0.97-1.0x (graphs 0.94-0.97x, the Q conversion's permutation). An RS m64n32k16 takes ~36
+// clocks where the SS one took ~28 (the scores ~1410 clocks instead of ~1020), so the period is
+// ~3550, set by the consumers. Split over both warpgroups (half of the k-steps each, the second
+// half's S^T through the Q tile's free rows: tall_split_s.patch) the scores still took ~1315
+// clocks (the tensor pipe, not the issue, bounds RS at N = 32): B >= 32 1.01-1.03x, B <= 8
+// 0.96-0.99x, 4 bytes spilled; not kept. Each row's max comes from the four scorer warps through
+// shared memory (a row's 64 tokens are spread over them), read after the tile's kBarMax, and the
+// row sums at the end likewise after kBarP2: every barrier here is one of all 256 consumer threads,
+// in the same order in both warpgroups. (Session 58's version exchanged them across 128-thread
+// barriers of the scorer alone, one more per tile; compute-sanitizer racecheck then reported
+// hazards between the scorer's writes and the other warpgroup's reads across the 256-thread
+// barriers that do order them, logs/sm90_s58_2026-11-28 runs 3-4.) The rows are stored by the
+// item's own epilogue from O^T through the Q tile (fp32, two [32][256] halves, rows padded to 260
+// floats, each lane staging 4 consecutive columns of a row as a float4 and reading and storing 4
+// columns of each 128 of a row; H200, session 59 run 6: the padding and those reads up to 1.16x
+// faster than unpadded rows of 16 columns a lane, the most at B=1, 1.00-1.02x at B>=64); a cluster
+// pair's two halves of one kv range (B <= half the CTAs, B=1's pieces) trade the fp32 halves each
+// other stores through their first stages (tall_pair_exchange).
 // Why an instance of its own (session 57, logs/sm90_s57_2026-11-28 runs 7-8): with this loop and
 // the 64-row one in one kernel, ptxas held all of o live through an item whatever its path and
 // spilled (16-88 bytes; every path ran 0.67-0.86x), while the loop alone ran 0 spills and the
@@ -37,6 +49,7 @@
 #include "mla_wrapper/common/q_rows.cuh"
 #include "mla_wrapper/sm90/config.h"
 #include "mla_wrapper/sm90/consumer_steps.cuh"
+#include "mla_wrapper/sm90/dequant.cuh"
 #include "mla_wrapper/sm90/dev.cuh"
 #include "mla_wrapper/sm90/traits.cuh"
 #include "mla_wrapper/sm90/work.cuh"
@@ -44,53 +57,110 @@
 namespace mlaw {
 namespace sm90 {
 
-// S^T = K Q^T into o[64 .. 79] (issued, not waited).
-template <typename T>
-__device__ __forceinline__ void issue_scores_t(float (&o)[128], uint32_t q_smem,
-                                               uint32_t kv_stage) {
-  using Mma = typename ElementTraits<T>::template MmaS<kTallRows>;
+// The e4m3 bytes of a stage's raw area (config.h kRawOffset; the producer does not widen the
+// tall instance's tiles) feed both GEMMs as wgmma A fragments widened in registers (H200,
+// session 60 run 4: the kernel with its tiles not widened at all ran the TP4 rows 1.22-1.32x
+// faster, the widening's shared-memory traffic slowing the GEMMs and its chain the producer).
+__device__ __forceinline__ uint32_t lds32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+// S^T = K Q^T into o[64 .. 79] (issued, not waited), kGroup k-steps a commit group. K's A
+// fragment of k-step kk (tokens r0 = 16 warp + lane / 4 and r0 + 8, columns 2 q, 2 q + 1,
+// 2 q + 8, 2 q + 9 of its 16, q = lane % 4) is the e4m3 word at columns 16 kk + 4 q of each of
+// its two rows, as Q's columns are permuted within each 16 (q_to_f16's kPairPermute): latent box
+// kk / 8 in the 128-byte swizzle (16-byte chunk x of row r at x ^ (r % 8)), then the rope's
+// unswizzled 64-byte rows. A group's words are loaded, then widened once the group two before
+// has released its registers.
+__device__ __forceinline__ void issue_scores_t(float (&o)[128], uint32_t q_smem, uint32_t raw,
+                                               int warp, int lane) {
+  using Mma = gmma::MMA_64x32x16_F32F16F16_RS<gmma::Major::K, gmma::Major::K>;
+  constexpr int kSteps = kHeadDimQk / 16, kGroup = 4;
+  static_assert(kSteps % kGroup == 0 && kRawLatentBoxes * 8 == kHeadDimCkv / 16, "K's k-steps");
   const uint64_t dq = make_desc(q_smem, 16, 1024);
-  const uint64_t dk = make_desc(kv_stage, 16, 1024);
-  wgmma_fence();
+  const int r0 = 16 * warp + lane / 4, q = lane % 4;
+  auto word = [&](int kk, int r) {
+    return kk < kHeadDimCkv / 16
+               ? raw + (kk / 8) * kRawBlockBytes + r * kRawRowBytes +
+                     (((kk % 8) ^ (r % 8)) << 4) + 4 * q
+               : raw + kRawRopeOffset + r * kRawRopeRowBytes + 16 * (kk - kHeadDimCkv / 16) +
+                     4 * q;
+  };
+  uint32_t a[2][kGroup][4];
 #pragma unroll
-  for (int kk = 0; kk < kHeadDimQk / 16; ++kk) {
-    const uint64_t da = desc_add(dk, (kk / 4) * kKvBlockBytes + (kk % 4) * 32);
-    const uint64_t db = desc_add(dq, (kk / 4) * kQBlockBytes + (kk % 4) * 32);
-    wgmma_part<Mma, 64, 16>(da, db, o, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One);
+  for (int gi = 0; gi < kSteps / kGroup; ++gi) {
+    uint32_t w[kGroup][2];
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) {
+      w[j][0] = lds32(word(gi * kGroup + j, r0));
+      w[j][1] = lds32(word(gi * kGroup + j, r0 + 8));
+    }
+    if (gi >= 2) wgmma_wait<1>();  // group gi - 2 is done with a[gi % 2]
+    uint32_t (&ag)[kGroup][4] = a[gi % 2];
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) {
+      widen_e4m3x4(w[j][0], ag[j][0], ag[j][2]);
+      widen_e4m3x4(w[j][1], ag[j][1], ag[j][3]);
+    }
+    wgmma_fence();
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) {
+      const int kk = gi * kGroup + j;
+      const uint64_t db = desc_add(dq, (kk / 4) * kQBlockBytes + (kk % 4) * 32);
+      wgmma_rs_part<Mma, 64, 16>(ag[j], db, o,
+                                 kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One);
+    }
+    wgmma_commit();
   }
-  wgmma_commit();
 }
 
 // O^T[256 columns of g, 32 rows] (+)= V^T P^T into o[0 .. 63] (issued); first: = (an item's
-// first tile).
-template <typename T>
-__device__ __forceinline__ void issue_pv_t(float (&ot)[128], uint32_t p_smem, uint32_t kv_stage,
-                                           int g, bool first) {
-  using Mma = std::conditional_t<
-      std::is_same<T, __half>::value,
-      gmma::MMA_64x32x16_F32F16F16_SS<gmma::Major::MN, gmma::Major::K>,
-      gmma::MMA_64x32x16_F32BF16BF16_SS<gmma::Major::MN, gmma::Major::K>>;
+// first tile). V^T's A fragments from the stage's e4m3 rows: accumulator row M = 64 mb +
+// 16 warp + lane / 4 + 8 i of block mb holds output column 256 g + 64 warp + 8 (lane / 4) +
+// 2 mb + i (tall_item's staging puts it there), so that a thread's 8 columns of a token are one
+// 8-byte read; per k-step its tokens 2 q, 2 q + 1 (+ 8) of 16 are paired by byte permutes.
+__device__ __forceinline__ void issue_pv_t(float (&ot)[128], uint32_t p_smem, uint32_t raw,
+                                           int g, int warp, int lane, bool first) {
+  using Mma = gmma::MMA_64x32x16_F32F16F16_RS<gmma::Major::K, gmma::Major::K>;
   const uint64_t dp = make_desc(p_smem, 16, 1024);
-  wgmma_fence();
+  const int l4 = lane / 4, q = lane % 4;
+  const int c0 = kOutCols * g + 64 * warp + 8 * l4;  // this thread's 8 columns' first byte
+  const int x = (c0 % kRawBoxCols) / 16;             // their 16-byte chunk of a box row
+  const uint32_t col0 = raw + (c0 / kRawBoxCols) * kRawBlockBytes + (l4 % 2) * 8;
+  auto row8 = [&](int t) { return lds64(col0 + t * kRawRowBytes + ((x ^ (t % 8)) << 4)); };
+  // the pairs (token t, t + 1) of columns 2 mb, 2 mb + 1 into (i = 0, i = 1) of fragment mb
+  auto pair = [&](const uint2& u, const uint2& v, uint32_t (&a)[4][4], int hi) {
+    widen_e4m3x4(__byte_perm(u.x, v.x, 0x5140), a[0][hi], a[0][hi + 1]);
+    widen_e4m3x4(__byte_perm(u.x, v.x, 0x7362), a[1][hi], a[1][hi + 1]);
+    widen_e4m3x4(__byte_perm(u.y, v.y, 0x5140), a[2][hi], a[2][hi + 1]);
+    widen_e4m3x4(__byte_perm(u.y, v.y, 0x7362), a[3][hi], a[3][hi + 1]);
+  };
+  // (one fragment set: a second one spilled; this k-step's rows are read before the wait)
+  uint32_t a[4][4];
 #pragma unroll
   for (int ks = 0; ks < kKvTile / 16; ++ks) {
-    const uint64_t dv = make_desc(
-        kv_stage + g * (kOutCols / kBlockCols) * kKvBlockBytes + ks * 16 * kRowBytes,
-        kKvBlockBytes, 1024);
+    const int t = 16 * ks + 2 * q;
+    const uint2 v0 = row8(t), v1 = row8(t + 1), v8 = row8(t + 8), v9 = row8(t + 9);
+    if (ks >= 1) wgmma_wait<0>();  // k-step ks - 1 is done with a
+    pair(v0, v1, a, 0);
+    pair(v8, v9, a, 2);
+    wgmma_fence();
     const uint64_t db = desc_add(dp, ks * 32);
     const gmma::ScaleOut sc = first && ks == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One;
-    wgmma_part<Mma, 0, 16>(dv, db, ot, sc);
-    wgmma_part<Mma, 16, 16>(desc_add(dv, kKvBlockBytes), db, ot, sc);
-    wgmma_part<Mma, 32, 16>(desc_add(dv, 2 * kKvBlockBytes), db, ot, sc);
-    wgmma_part<Mma, 48, 16>(desc_add(dv, 3 * kKvBlockBytes), db, ot, sc);
+    wgmma_rs_part<Mma, 0, 16>(a[0], db, ot, sc);
+    wgmma_rs_part<Mma, 16, 16>(a[1], db, ot, sc);
+    wgmma_rs_part<Mma, 32, 16>(a[2], db, ot, sc);
+    wgmma_rs_part<Mma, 48, 16>(a[3], db, ot, sc);
+    wgmma_commit();
   }
-  wgmma_commit();
 }
 
 // One half of O^T (fp32 [32 rows][256 columns]: a warpgroup's columns) in the Q tile, its rows
-// kTallPitch floats apart: a warp's staging store (tall_item's end) writes 8 columns of rows
-// 2 (lane % 4) + c, which a pitch of 256 floats puts in 8 banks (4-way conflicts) and one of
-// 260 in all 32.
+// kTallPitch floats apart (the staging's float4 stores, tall_item's end: a lane's 4 columns
+// 64 warp + 8 (lane / 4) + 4 p of rows 2 (lane % 4) + e, at 256 floats in 4 of the 8 16-byte
+// bank groups; since session 59 the readers take 4 columns of each 128 a lane).
 constexpr int kTallPitch = kOutCols + 4;
 constexpr int kTallHalf = kTallRows * kTallPitch;
 static_assert(2 * kTallHalf * 4 <= kQBytes, "O^T's two fp32 halves fit in the Q tile");
@@ -141,8 +211,11 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
                                           const float (&sl)[2], float (&o)[128], char* smem,
                                           uint64_t* full, uint64_t* empty, int& seq, int g,
                                           int warp, int lane) {
+  static_assert(kE4m3 && std::is_same<TG, __half>::value,
+                "the tall instance: an e4m3 cache, f16 GEMMs (issue_scores_t, issue_pv_t)");
   const uint32_t q_smem = smem_addr(smem + kSmemQ);
   const uint32_t kv_smem = smem_addr(smem + kSmemKv);
+  uint64_t* raw = full + 2 * kStages + 3;  // (mla_kernel.cuh: the stages' e4m3 `raw` barriers)
   const uint32_t p_smem = smem_addr(smem + kSmemP);
   char* p_ptr = smem + kSmemP;
   // red_max: [0, 32) the rescales, [32, 64) the rows' maxima at the end
@@ -183,14 +256,13 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
   for (int it = 0; it < item.num_tiles; ++it, ++seq) {
     const int stage = __shfl_sync(0xffffffffu, seq % kStages, 0);
     MLAW_TRACE(seq, 0 + 7 * g);
-    mbar_wait(&full[stage], (seq / kStages) & 1);
+    mbar_wait(raw + stage, (seq / kStages) & 1);  // the tile's e4m3 bytes landed
     MLAW_TRACE(seq, 1 + 7 * g);
-    fence_proxy_async();  // the producer's writes, acquired above, feed wgmma
-    const uint32_t kv_stage = kv_smem + stage * kKvStageBytes;
+    const uint32_t raw_stage = kv_smem + stage * kKvStageBytes + kRawOffset;
     float cm[8];
     if constexpr (kSc) {
       fence_operands(o);
-      issue_scores_t<TG>(o, q_smem, kv_stage);
+      issue_scores_t(o, q_smem, raw_stage, warp, lane);
       wgmma_wait<0>();
       fence_operands(o);
       MLAW_TRACE(seq, 2);
@@ -256,7 +328,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       for (int i = 0; i < 64; ++i) ot[i] *= a8[2 * (i % 16 / 4) + i % 2];
     }
     fence_operands(ot);
-    issue_pv_t<TG>(ot, p_smem, kv_stage, g, it == 0);
+    issue_pv_t(ot, p_smem, raw_stage, g, warp, lane, it == 0);
     wgmma_wait<0>();
     fence_operands(ot);
     MLAW_TRACE(seq, 6 + 7 * g);
@@ -270,15 +342,21 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
   // their lse.
   float* ob = reinterpret_cast<float*>(smem + kSmemQ);
   float* row_m = red_max + kTallRows;  // [32] (after the rescales)
+  // (block mb's element 4 j + e: row 8 j + 2 (lane % 4) + e % 2, column 64 warp + 8 (lane / 4)
+  // + 2 mb + e / 2, issue_pv_t: four consecutive columns of a row from blocks 2 p and 2 p + 1)
 #pragma unroll
-  for (int mb = 0; mb < 4; ++mb)
+  for (int j = 0; j < 4; ++j)
 #pragma unroll
-    for (int i = 0; i < 16; ++i) {
-      const int j = i / 4, e = i % 4;
-      const int row = 8 * j + 2 * (lane % 4) + e % 2;
-      const int col = 64 * mb + 16 * warp + lane / 4 + 8 * (e / 2);
-      ob[g * kTallHalf + row * kTallPitch + col] = ot[16 * mb + i];
-    }
+    for (int e = 0; e < 2; ++e)
+#pragma unroll
+      for (int p = 0; p < 2; ++p) {
+        const int row = 8 * j + 2 * (lane % 4) + e;
+        const int i = 4 * j + e;
+        *reinterpret_cast<float4*>(ob + g * kTallHalf + row * kTallPitch + 64 * warp +
+                                   8 * (lane / 4) + 4 * p) =
+            make_float4(ot[32 * p + i], ot[32 * p + i + 2], ot[32 * p + 16 + i],
+                        ot[32 * p + 16 + i + 2]);
+      }
   if constexpr (kSc) {
 #pragma unroll
     for (int k = 0; k < 8; ++k) {

@@ -108,6 +108,20 @@ __device__ __forceinline__ void wgmma_rs(const uint32_t (&a)[4], uint64_t db, fl
   wgmma_rs_impl<Op>(a, db, d, scale, std::make_index_sequence<N>{});
 }
 
+// The same into d[kOff .. kOff + kCount) (the tall instance's accumulators: tall.cuh).
+template <typename Op, int kOff, int N, size_t... I>
+__device__ __forceinline__ void wgmma_rs_part_impl(const uint32_t (&a)[4], uint64_t db,
+                                                   float (&d)[N], gmma::ScaleOut scale,
+                                                   std::index_sequence<I...>) {
+  Op::fma(a[0], a[1], a[2], a[3], db, d[kOff + I]..., scale);
+}
+template <typename Op, int kOff, int kCount, int N>
+__device__ __forceinline__ void wgmma_rs_part(const uint32_t (&a)[4], uint64_t db, float (&d)[N],
+                                              gmma::ScaleOut scale) {
+  static_assert(kOff + kCount <= N, "the accumulator lies inside the array");
+  wgmma_rs_part_impl<Op, kOff>(a, db, d, scale, std::make_index_sequence<kCount>{});
+}
+
 template <int N>
 __device__ __forceinline__ void fence_operands(float (&d)[N]) {
 #pragma unroll
