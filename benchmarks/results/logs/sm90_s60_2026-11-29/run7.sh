@@ -13,4 +13,4 @@ TAIL=${TAIL:-20} bash $B/device_run.sh \
   "MLA_WRAPPER_SM90_TALL=all timeout 110 $S --tool racecheck python $B/check_sm90_dev.py --backend sm90 --small --fp8" \
   "MLA_WRAPPER_SM90_TALL=all timeout 30 $S --tool memcheck python $B/check_sm90_dev.py --backend sm90 --small --fp8" \
   "MLA_WRAPPER_SM90_TALL=all timeout 50 $C --page 64 --variant=env:MLA_WRAPPER_SM90_TALL=0" \
-  "MLA_WRAPPER_SM90_TALL=all timeout 40 $C --page 1 --variant=lib:.cache/variant/s60base/{dt}.so"
+  "MLA_WRAPPER_SM90_TALL=all timeout 40 $C --page 1 --variant=lib:.cache/variant/s60b16/{dt}.so"
