@@ -205,8 +205,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], kProducerThreads);
-      // one arrival a consumer warp (the narrow instance: a thread, narrow_tiles)
-      mbar_init(&empty[s], kNarrow ? kConsumerThreads : kConsumerThreads / 32);
+      // one arrival a consumer warp (the narrow and tall instances: a thread, narrow_tiles and
+      // tall_item, whose consumers read the stage's bytes with ld.shared)
+      mbar_init(&empty[s], kNarrow || kTall ? kConsumerThreads : kConsumerThreads / 32);
     }
     if (kPairs<Kv>) {  // a cluster pair's `ready` and `xchg` (pair_merge)
       mbar_init(empty + kStages, 1);

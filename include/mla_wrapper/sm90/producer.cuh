@@ -171,6 +171,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     }
   };
   const FastDiv pages(args.page_size);  // token -> page, offset in the page
+  constexpr bool kThreadAcquire = kNarrow || kRows == kTallRows;  // (wait_stage)
   // Everything above reads the plan only (uploaded before the previous kernel ran); the page
   // table, the cache and the gather mode's indices may come from the previous kernel.
   grid_dependency_wait();
@@ -213,9 +214,11 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
     auto wait_stage = [&]() {
       MLAW_TRACE(seq, 14);
       if (seq >= kStages) {
-        // (the narrow instance: each thread acquires the consumers' reads, narrow_tiles)
-        if (kNarrow || tid < 32) mbar_wait(&empty[seq % kStages], ((seq / kStages) - 1) & 1);
-        if constexpr (!kNarrow) named_barrier(kBarStageFree, kProducerThreads);
+        // (the narrow and tall instances: each thread acquires the consumers' ld.shared reads
+        // itself, narrow_tiles and tall_item)
+        if (kThreadAcquire || tid < 32)
+          mbar_wait(&empty[seq % kStages], ((seq / kStages) - 1) & 1);
+        if constexpr (!kThreadAcquire) named_barrier(kBarStageFree, kProducerThreads);
       }
       MLAW_TRACE(seq, 15);
       if (seq == 0) MLAW_SPAN(1, global_timer());

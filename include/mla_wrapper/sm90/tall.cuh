@@ -332,7 +332,11 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
     wgmma_wait<0>();
     fence_operands(ot);
     MLAW_TRACE(seq, 6 + 7 * g);
-    if (lane == 0) mbar_arrive(&empty[stage]);  // one arrival per consumer warp
+    // Every thread releases its own ld.shared reads of the stage (the tall instance's `empty`
+    // counts threads, and each producer thread acquires them itself: narrow_tiles' protocol; a
+    // warp's one arrival let racecheck flag those reads against the next cp.async writes,
+    // logs/sm90_s60_2026-11-29 run 8).
+    mbar_arrive(&empty[stage]);
   }
   // The item's end: O^T into the Q tile as fp32, warpgroup g's 256 columns in [32][kTallPitch]
   // at ob + g * kTallHalf (the score GEMMs are done with Q), the rows' sums (four parts, one a
