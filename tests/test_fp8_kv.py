@@ -438,6 +438,26 @@ def test_fp8_tall_instance(workspace, poison, monkeypatch, heads, page_size, len
 
 
 @hopper
+@pytest.mark.parametrize("heads,dtype,factor", [
+    (32, "bf16", 1.0), (32, "fp16", 1.0), (24, "fp16", 2.0 ** -3), (17, "bf16", 2.0 ** 12)])
+def test_fp8_tall_query_rows_as_they_are(workspace, poison, monkeypatch, heads, dtype, factor):
+    """The tall instance's Q conversion on its fast path (q_to_f16: every row's values as they
+    are, an f16 query's latent columns too, since the tall instance permutes each row's columns
+    within each 16 for its register-widened score GEMM, sm90/tall.cuh issue_scores_t): heads
+    times 1, 2^-3 (values below 2^-17 rounded) or 2^12 (near the path's top), the cache scaled
+    by 1 / factor."""
+    from mla_wrapper.backends import sm90
+
+    monkeypatch.setenv(sm90.TALL_ENV, "all")
+    b = make_fp8_batch([700, 64, 1, 2500], 1, heads, 64, DTYPES[dtype], seed=heads + 31,
+                       ckv_scale=0.37 / factor, kpe_scale=0.37 / factor)
+    scale_query_heads(b, [factor])
+    w = new_wrapper(workspace, backend="sm90")
+    plan_run_check(w, b, False, poison)
+    assert w._impl.layout.rows_per_tile == sm90.TALL_ROWS
+
+
+@hopper
 @pytest.mark.parametrize("heads,qo_len,dtype,scaled", [
     (16, 1, "bf16", False), (16, 1, "fp16", True), (8, 2, "bf16", True), (8, 1, "fp16", False),
     (16, 2, "bf16", True)])
