@@ -3,6 +3,10 @@
 # step's output in stepN.log, packed at the end with summary.txt into $OUT/logs.tar (one file
 # to fetch; unpack it into the session's logs folder).
 # Usage (on the device): bash benchmarks/device_run.sh "pytest tests/test_merge.py -m gpu" ...
+# Carry the CUTLASS wheel (.whl) in every call that loads a kernel, even with every library
+# prebuilt: the JIT cache's key holds CUTLASS's include path (jit/builder.py compile_flags), so
+# without it no cached library loads (logs/sm90_s60_2026-11-29 run 7). The 64 MiB a call counts
+# the tracked files on disk (~31 MB in session 60) with the carried paths.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
