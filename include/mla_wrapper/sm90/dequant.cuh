@@ -43,6 +43,11 @@ namespace sm90 {
 // the sources of blocks 0-3 (latent boxes 0-1), block 6 those of 2-5, block 7 those of 4-7,
 // block 8 (the rope columns) those of 6-7 and its own.
 // (kBarWiden, config.h: the phases' barrier)
+__device__ __forceinline__ uint32_t lds32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
 __device__ __forceinline__ uint2 lds64(uint32_t addr) {
   uint2 v;
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(addr) : "memory");

@@ -61,12 +61,7 @@ namespace sm90 {
 // tall instance's tiles) feed both GEMMs as wgmma A fragments widened in registers (H200,
 // session 60 run 4: the kernel with its tiles not widened at all ran the TP4 rows 1.22-1.32x
 // faster, the widening's shared-memory traffic slowing the GEMMs and its chain the producer).
-__device__ __forceinline__ uint32_t lds32(uint32_t addr) {
-  uint32_t v;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
-  return v;
-}
-
+// (lds32 / lds64: dequant.cuh)
 // S^T = K Q^T into o[64 .. 79] (issued, not waited), kGroup k-steps a commit group. K's A
 // fragment of k-step kk (tokens r0 = 16 warp + lane / 4 and r0 + 8, columns 2 q, 2 q + 1,
 // 2 q + 8, 2 q + 9 of its 16, q = lane % 4) is the e4m3 word at columns 16 kk + 4 q of each of
