@@ -132,7 +132,10 @@
 // in registers and a pairwise exchange of partial scores 1.04-1.10x more, session 52), which
 // read the e4m3 bytes as they land and widen their fragments in registers: no widening in
 // shared memory for those tiles (session 53, 1.10-1.20x more), with Q's fragments staged into
-// the register quads the mma reads (session 54, 1.04-1.15x more).
+// the register quads the mma reads (session 54, 1.04-1.15x more). With 17-32 heads (TP4) and
+// plans of 32-row tiles, the e4m3 kernel's tall instance (tall.cuh) runs both GEMMs transposed
+// with their A operands widened in registers from the landed e4m3 bytes (wgmma RS): no widening
+// in shared memory for its tiles either (session 60, 1.035-1.08x faster at B >= 16).
 // A ring wait that lasts ~30 s (MLAW_SM90_WAIT_TIMEOUT_CYCLES, traits.cuh) traps: a protocol
 // bug surfaces as a launch error, not a hung GPU.
 // Rows past the request's rows and tokens past a row's limit are masked; a row that sees
@@ -141,9 +144,10 @@
 // Where the pieces live (this folder): work.cuh (a work item and a CTA's start, which both roles
 // read; the TMA descriptors), producer.cuh (the producer warpgroup) with dequant.cuh (an e4m3
 // tile's widening), consumer.cuh (the consumers: an item's Q, tile loop and epilogue) with
-// consumer_steps.cuh (GEMM issue, Q loads and conversion, the lazy max, a cluster pair's merge)
-// and narrow.cuh (the e4m3 narrow instance's tiles), dev.cuh (trace and probe builds); config.h
-// has the shared-memory layout and the named barrier ids; this file has the kernel's entry.
+// consumer_steps.cuh (GEMM issue, Q loads and conversion, the lazy max, a cluster pair's merge),
+// narrow.cuh and tall.cuh (the e4m3 narrow and tall instances' tiles), dev.cuh (trace and
+// probe builds); config.h has the shared-memory layout and the named barrier ids; this file
+// has the kernel's entry.
 // launcher.cuh picks an instance and launches.
 #pragma once
 
