@@ -13,27 +13,27 @@
 // fragments from the stage's e4m3 bytes as they landed (issue_scores_t, issue_pv_t): the
 // producer does not widen these tiles, and the consumers wait on the stage's `raw` barrier.
 // H200 (session 60, logs/sm90_s60_2026-11-29 runs 4-6): the kernel with its tiles not widened at
-// all (a probe) ran the TP4 rows 1.22-1.32x faster than with the producer's widening, whose
-// chain (land ~1330 clocks, widen ~2120) set the tile period (~3740); with the fragments
-// widened in registers B >= 16 run 1.035-1.08x faster at page 64 (1.01-1.04x at page 1), B <= 8
-// 0.97-1.0x (graphs 0.94-0.97x, the Q conversion's permutation). An RS m64n32k16 takes ~36
-// clocks where the SS one took ~28 (the scores ~1410 clocks instead of ~1020), so the period is
-// ~3550, set by the consumers. Split over both warpgroups (half of the k-steps each, the second
-// half's S^T through the Q tile's free rows: tall_split_s.patch) the scores still took ~1315
-// clocks (the tensor pipe, not the issue, bounds RS at N = 32): B >= 32 1.01-1.03x, B <= 8
-// 0.96-0.99x, 4 bytes spilled; not kept. Each row's max comes from the four scorer warps through
-// shared memory (a row's 64 tokens are spread over them), read after the tile's kBarMax, and the
-// row sums at the end likewise after kBarP2: every barrier here is one of all 256 consumer threads,
-// in the same order in both warpgroups. (Session 58's version exchanged them across 128-thread
-// barriers of the scorer alone, one more per tile; compute-sanitizer racecheck then reported
-// hazards between the scorer's writes and the other warpgroup's reads across the 256-thread
-// barriers that do order them, logs/sm90_s58_2026-11-28 runs 3-4.) The rows are stored by the
-// item's own epilogue from O^T through the Q tile (fp32, two [32][256] halves, rows padded to 260
-// floats, each lane staging 4 consecutive columns of a row as a float4 and reading and storing 4
-// columns of each 128 of a row; H200, session 59 run 6: the padding and those reads up to 1.16x
-// faster than unpadded rows of 16 columns a lane, the most at B=1, 1.00-1.02x at B>=64); a cluster
-// pair's two halves of one kv range (B <= half the CTAs, B=1's pieces) trade the fp32 halves each
-// other stores through their first stages (tall_pair_exchange).
+// all (a probe) ran the TP4 rows 1.22-1.32x faster than with the producer's widening, whose chain
+// (land ~1330 clocks, widen ~2120) set the tile period (~3740); with the fragments widened in
+// registers B >= 16 run 1.035-1.08x faster at page 64 (1.01-1.04x at page 1), B <= 8 0.97-1.0x
+// (graphs 0.94-0.97x; the Q conversion's permutation adds instructions to every item, not measured
+// apart). An RS m64n32k16 takes ~36 clocks where the SS one took ~28 (the scores ~1410 clocks
+// instead of ~1020), so the period is ~3550, set by the consumers. Split over both warpgroups (half
+// of the k-steps each, the second half's S^T through the Q tile's free rows: tall_split_s.patch)
+// the scores still took ~1315 clocks (the tensor pipe, not the issue, bounds RS at N = 32): B >= 32
+// 1.01-1.03x, B <= 8 0.96-0.99x, 4 bytes spilled; not kept. Each row's max comes from the four
+// scorer warps through shared memory (a row's 64 tokens are spread over them), read after the
+// tile's kBarMax, and the row sums at the end likewise after kBarP2: every barrier here is one of
+// all 256 consumer threads, in the same order in both warpgroups. (Session 58's version exchanged
+// them across 128-thread barriers of the scorer alone, one more per tile; compute-sanitizer
+// racecheck then reported hazards between the scorer's writes and the other warpgroup's reads
+// across the 256-thread barriers that do order them, logs/sm90_s58_2026-11-28 runs 3-4.) The rows
+// are stored by the item's own epilogue from O^T through the Q tile (fp32, two [32][256] halves,
+// rows padded to 260 floats, each lane staging 4 consecutive columns of a row as a float4 and
+// reading and storing 4 columns of each 128 of a row; H200, session 59 run 6: the padding and those
+// reads up to 1.16x faster than unpadded rows of 16 columns a lane, the most at B=1, 1.00-1.02x at
+// B>=64); a cluster pair's two halves of one kv range (B <= half the CTAs, B=1's pieces) trade the
+// fp32 halves each other stores through their first stages (tall_pair_exchange).
 // Why an instance of its own (session 57, logs/sm90_s57_2026-11-28 runs 7-8): with this loop and
 // the 64-row one in one kernel, ptxas held all of o live through an item whatever its path and
 // spilled (16-88 bytes; every path ran 0.67-0.86x), while the loop alone ran 0 spills and the
