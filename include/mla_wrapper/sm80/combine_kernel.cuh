@@ -252,8 +252,9 @@ CombineInstance combine_instance() {
 // from the plan at run time, the kernel's SASS grew ~25%; logs/sm90_s58_2026-11-28 runs 1-2).
 // Grid: enough warps for max_merge_items x kRows rows x column parts (kCombineParts, or
 // kCombineManyParts for 16-bit partials of many merges), at least one CTA and at most the CTAs
-// that fit at once (combine_ctas_per_sm) per SM: a grid past that ran in two waves (sized at four an SM with three fitting, H=16 B=16's 512 CTAs
-// left a second wave to start after attention's end). 16-bit partials of a few merges, B=1,
+// that fit at once (combine_ctas_per_sm) per SM: a grid past that ran in two waves (sized at
+// four an SM with three fitting, H=16 B=16's 512 CTAs left a second wave to start after
+// attention's end). 16-bit partials of a few merges, B=1,
 // load kCombineFewSlotBatch slots at once. pdl: programmatic dependent launch (SM90+): the
 // attention CTAs allow it as they start, so the combine grid is launched (and parks in
 // griddepcontrol.wait on free SMs) while attention runs, instead of after it; the wait returns

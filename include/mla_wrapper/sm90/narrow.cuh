@@ -306,9 +306,9 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
       for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int x = 0; x < 2; ++x) {
-          const uint32_t t0 = x ? v[h][0].y : v[h][0].x, t1 = x ? v[h][1].y : v[h][1].x;
-          widen_e4m3x4(__byte_perm(t0, t1, 0x5140), b[h][4 * x], b[h][4 * x + 1]);
-          widen_e4m3x4(__byte_perm(t0, t1, 0x7362), b[h][4 * x + 2], b[h][4 * x + 3]);
+          widen_e4m3_token_pairs(x ? v[h][0].y : v[h][0].x, x ? v[h][1].y : v[h][1].x,
+                                 b[h][4 * x], b[h][4 * x + 1], b[h][4 * x + 2],
+                                 b[h][4 * x + 3]);
         }
 #pragma unroll
       for (int jn = 0; jn < 8; ++jn) sm80::mma_16816<TG>(oc[jn], pa, b[0][jn], b[1][jn]);

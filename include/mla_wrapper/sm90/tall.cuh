@@ -127,10 +127,8 @@ __device__ __forceinline__ void issue_pv_t(float (&ot)[128], uint32_t p_smem, ui
   auto row8 = [&](int t) { return lds64(col0 + t * kRawRowBytes + ((x ^ (t % 8)) << 4)); };
   // the pairs (token t, t + 1) of columns 2 mb, 2 mb + 1 into (i = 0, i = 1) of fragment mb
   auto pair = [&](const uint2& u, const uint2& v, uint32_t (&a)[4][4], int hi) {
-    widen_e4m3x4(__byte_perm(u.x, v.x, 0x5140), a[0][hi], a[0][hi + 1]);
-    widen_e4m3x4(__byte_perm(u.x, v.x, 0x7362), a[1][hi], a[1][hi + 1]);
-    widen_e4m3x4(__byte_perm(u.y, v.y, 0x5140), a[2][hi], a[2][hi + 1]);
-    widen_e4m3x4(__byte_perm(u.y, v.y, 0x7362), a[3][hi], a[3][hi + 1]);
+    widen_e4m3_token_pairs(u.x, v.x, a[0][hi], a[0][hi + 1], a[1][hi], a[1][hi + 1]);
+    widen_e4m3_token_pairs(u.y, v.y, a[2][hi], a[2][hi + 1], a[3][hi], a[3][hi + 1]);
   };
   // (one fragment set: a second one spilled; this k-step's rows are read before the wait)
   uint32_t a[4][4];

@@ -284,6 +284,14 @@ __device__ __forceinline__ void widen_e4m3x4(uint32_t w, uint32_t& lo, uint32_t&
       : "=r"(lo), "=r"(hi)
       : "r"(w));
 }
+// Columns 0-3 of two tokens' e4m3 rows (4-byte words u of token t, v of token t + 1) as four f16
+// pairs (token t low, token t + 1 high), the k pairs of an MMA fragment whose k is the tokens
+// (narrow.cuh's V fragments, tall.cuh's V^T): two byte permutes, then one cvt a pair.
+__device__ __forceinline__ void widen_e4m3_token_pairs(uint32_t u, uint32_t v, uint32_t& c0,
+                                                       uint32_t& c1, uint32_t& c2, uint32_t& c3) {
+  widen_e4m3x4(__byte_perm(u, v, 0x5140), c0, c1);
+  widen_e4m3x4(__byte_perm(u, v, 0x7362), c2, c3);
+}
 // Eight e4m3 values (8 bytes, the first in the lowest byte) as eight f16 values. An e4m3
 // cache's GEMMs run in f16 whatever the query's element (consume's Q conversion), so the
 // widening is these four instructions.
