@@ -149,9 +149,10 @@ def test_sm90_warmup_specs_fp8_kv():
 
 def test_sm90_tall_rows_per_tile(monkeypatch):
     """sm90 plans decode batches of more requests than cluster pairs, or of 16 and more whose
-    lengths give each of 132 CTAs at least 6 kv tiles (any decode batch with
-    MLA_WRAPPER_SM90_TALL=all), over an e4m3 cache with 17-32 heads in 32-row tiles (the tall instance, sm90/tall.cuh), everything else in 64-row
-    ones; MLA_WRAPPER_SM90_TALL=0 turns the tall tiles off."""
+    lengths give each of 132 CTAs at least 6 kv tiles or are not known (a CUDA-graph capacity;
+    any decode batch with MLA_WRAPPER_SM90_TALL=all), over an e4m3 cache with 17-32 heads in
+    32-row tiles (the tall instance, sm90/tall.cuh), everything else in 64-row ones;
+    MLA_WRAPPER_SM90_TALL=0 turns the tall tiles off."""
     from mla_wrapper.backends import sm90
 
     big = dict(batch=67, num_ctas=132)
@@ -160,7 +161,9 @@ def test_sm90_tall_rows_per_tile(monkeypatch):
     for kv in (FP8, "fp8_e4m3"):
         assert [sm90.rows_per_tile_for(h, kv, **big) for h in (1, 16, 17, 24, 32, 33, 64, 128)] \
             == [64, 64, 32, 32, 32, 64, 64, 64]
-    assert sm90.rows_per_tile_for(32, FP8, batch=66, num_ctas=132) == 64   # pairs: 64 rows
+    # lengths not known (a CUDA-graph capacity): from 132 / 8 requests
+    assert [sm90.rows_per_tile_for(32, FP8, batch=b, num_ctas=132) for b in (1, 8, 15, 16, 66)] \
+        == [64, 64, 64, 32, 32]
     # ... unless the plan's lengths give each CTA at least 6 kv tiles, from 132 / 8 requests
     lens = {b: np.full(b, n, dtype=np.int32) for b, n in ((16, 4096), (15, 8192), (64, 1024))}
     assert sm90.rows_per_tile_for(32, FP8, batch=16, num_ctas=132, kv_lens=lens[16]) == 32
@@ -201,7 +204,8 @@ def test_planned_rows_per_tile_passes_lengths_eagerly_only():
     assert rows(kernel(None), 16, 16, 32, FP8, long16) == 32
     assert rows(kernel(None), 16, 16, 32, FP8, short16) == 64
     assert rows(kernel(None), 16, 32, 32, FP8, long16) == 64      # MTP
-    assert rows(kernel(16), 16, 16, 32, FP8, long16) == 64        # graph: capacity 16, no lengths
+    assert rows(kernel(8), 8, 8, 32, FP8, long16[:8] * 8) == 64    # graph: capacity 8, no lengths
+    assert rows(kernel(16), 16, 16, 32, FP8, short16) == 32       # graph: capacity 16
     assert rows(kernel(80), 16, 16, 32, FP8, short16) == 32       # graph: capacity 80
     kept = SimpleNamespace(rows_per_tile=64)
     assert rows(kernel(80, kept), 80, 80, 32, FP8, long16) == 64  # the first plan's layout
@@ -567,13 +571,13 @@ def test_fp8_and_16bit_plans_on_one_wrapper(workspace, poison):
 
 @hopper
 @pytest.mark.parametrize("heads,cap,tall_env", [(16, 4, ""), (32, 4, ""), (128, 4, ""),
-                                                (32, 80, ""), (32, 8, "all")])
+                                                (32, 16, ""), (32, 80, ""), (32, 8, "all")])
 def test_fp8_cuda_graph_replans(workspace, monkeypatch, heads, cap, tall_env):
     """A use_cuda_graph=True wrapper: run() over an e4m3 cache with scales captured once, then
     re-planned at the same batch size with other lengths (split and not, empty requests) and
     new cache / query values, replayed into NaN-poisoned out / lse and checked. 32 heads: the
-    tall instance's 32-row plans with a capacity of 80 (kept by every re-plan) and, with
-    MLA_WRAPPER_SM90_TALL=all, of 8 (cluster pairs)."""
+    tall instance's 32-row plans with a capacity of 16 or 80 (kept by every re-plan, short
+    batches too) and, with MLA_WRAPPER_SM90_TALL=all, of 8 (cluster pairs)."""
     from mla_wrapper.backends import sm90
 
     monkeypatch.setenv(sm90.TALL_ENV, tall_env)   # ("": the default)
@@ -616,7 +620,7 @@ def test_fp8_cuda_graph_replans(workspace, monkeypatch, heads, cap, tall_env):
                   False)
         tall = sm90.rows_per_tile_for(heads, FP8, batch=cap,
                                       num_ctas=w._impl.layout.num_ctas) == sm90.TALL_ROWS
-        assert tall == (heads == 32 and (cap == 80 or tall_env == "all"))
+        assert tall == (heads == 32 and (cap >= 16 or tall_env == "all"))
         assert w._impl.layout.rows_per_tile == (sm90.TALL_ROWS if tall else sm90.ROWS_PER_TILE)
 
 

@@ -35,7 +35,8 @@ MAX_HEADS = 128
 # pairs at small batches, which the 64-row plans run faster).
 TALL_ROWS = 32
 TALL_BATCH_DIV = 8        # tall plans from num_ctas / 8 requests (16 on 132 SMs) ...
-TALL_TILES_PER_CTA = 6    # ... of at least 6 kv tiles a CTA in all (rows_per_tile_for)
+TALL_TILES_PER_CTA = 6    # ... of at least 6 kv tiles a CTA in all, lengths not known: any
+                          # (a CUDA-graph capacity; rows_per_tile_for)
 NARROW_HEADS = 16         # at most this many heads: the e4m3 kernel's narrow instance instead
 TALL_ENV = "MLA_WRAPPER_SM90_TALL"
 ARCH = "sm_90a"           # wgmma / setmaxnreg need the arch-specific target
@@ -97,17 +98,21 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
     (the tall instance) for an fp8 cache with NARROW_HEADS < num_heads <= TALL_ROWS and decode,
     where the CTAs' work is long: more requests than cluster pairs (batch > num_ctas / 2), or
     at least num_ctas / TALL_BATCH_DIV requests of at least TALL_TILES_PER_CTA kv tiles a CTA
-    in all; unless MLA_WRAPPER_SM90_TALL=0, or at any batch with MLA_WRAPPER_SM90_TALL=all;
-    else ROWS_PER_TILE. H200, fp8, against 64-row plans on the same tensors
-    (logs/sm90_s59_2026-11-28 run 7; below 1: tall faster), page 64 / page 1: H=32 B=128 L=4096
-    0.987 / 0.943x, B=96 0.974 / 0.946x, B=64 L=1024-16384 0.987-1.013 / 0.937-0.990x, B=16-48
-    L=4096 (6-23 tiles a CTA) 0.989-0.999 / 0.958-0.972x, H=24 B=64 1.001 / 0.969x; but B=8
-    1.024 / 1.011x, B=4 1.069 / 1.063x, B=1 1.014-1.043x (CUDA graphs 1.05-1.06x): short items,
-    whose fp32 epilogue and per-tile row exchange cost more than the halved GEMMs save. MTP
-    0.53-0.64x (session 58: every query token an item of its own, its tiles widened once per
-    item). A wrapper with a CUDA-graph capacity decides once, at its first plan, with batch =
-    its capacity and no lengths (backends/planned.py): its smaller batches then run tall plans,
-    with cluster pairs where they fit."""
+    in all (any lengths where they are not known: a CUDA-graph wrapper's capacity); unless
+    MLA_WRAPPER_SM90_TALL=0, or at any batch with MLA_WRAPPER_SM90_TALL=all; else
+    ROWS_PER_TILE.
+    H200, fp8 H=32, against 64-row plans on the same tensors (logs/sm90_s61_2026-11-29 run 2,
+    session 60's register-widened tall; below 1: tall faster), pages 64 / 16 / 1: B=16-128
+    L=4096 0.904-0.942 / 0.844-0.924 / 0.909-0.940x, B=64 L=16384 0.887 / 0.834 / 0.916x,
+    B=64 L=1024 0.936-0.942x, H=24 B=64 0.911-0.964x; but B=64 L=256 1.036-1.059x, B=16 L=512
+    1.006-1.033x, B=8 0.992-1.011x, B=4 1.069-1.078x, B=1 1.006-1.070x (CUDA graphs
+    1.049-1.100x): short items, whose fp32 epilogue and per-tile row exchange cost more than
+    the halved GEMMs save. MTP 0.53-0.64x (session 58: every query token an item of its own,
+    its tiles widened once per item). A wrapper with a CUDA-graph capacity decides once, at its
+    first plan, with batch = its capacity and no lengths (backends/planned.py): tall from 16
+    requests (132 CTAs), where L >= 1024 gains 6-16% and short contexts lose up to 6% (L=256
+    at B=64, L=512 at B=16: 1-3%); its smaller batches then run tall plans, with cluster pairs
+    where they fit."""
     from . import _env_switch  # noqa: PLC0415
 
     if not (is_fp8_kv(kv_dtype) and NARROW_HEADS < num_heads <= TALL_ROWS and decode):
@@ -118,8 +123,8 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
         return ROWS_PER_TILE
     if 2 * batch > num_ctas:
         return TALL_ROWS
-    if kv_lens is not None and batch >= num_ctas // TALL_BATCH_DIV and \
-            int(kv_lens.sum()) >= TALL_TILES_PER_CTA * KV_TILE * num_ctas:
+    if batch >= num_ctas // TALL_BATCH_DIV and (
+            kv_lens is None or int(kv_lens.sum()) >= TALL_TILES_PER_CTA * KV_TILE * num_ctas):
         return TALL_ROWS
     return ROWS_PER_TILE
 
