@@ -28,12 +28,13 @@
 // them across 128-thread barriers of the scorer alone, one more per tile; compute-sanitizer
 // racecheck then reported hazards between the scorer's writes and the other warpgroup's reads
 // across the 256-thread barriers that do order them, logs/sm90_s58_2026-11-28 runs 3-4.) The rows
-// are stored by the item's own epilogue from O^T through the Q tile (fp32, two [32][256] halves,
-// rows padded to 260 floats, each lane staging 4 consecutive columns of a row as a float4 and
-// reading and storing 4 columns of each 128 of a row; H200, session 59 run 6: the padding and those
-// reads up to 1.16x faster than unpadded rows of 16 columns a lane, the most at B=1, 1.00-1.02x at
-// B>=64); a cluster pair's two halves of one kv range (B <= half the CTAs, B=1's pieces) trade the
-// fp32 halves each other stores through their first stages (tall_pair_exchange).
+// are stored by the item's own epilogue: straight from O^T's registers (8 consecutive columns of
+// a row a thread, since session 61), or, for a cluster pair's two halves of one kv range (B <=
+// half the CTAs, B=1's pieces), through the Q tile (fp32, two [32][256] halves, rows padded to
+// 260 floats, each lane staging 4 consecutive columns of a row as a float4 and reading and
+// storing 4 columns of each 128 of a row; H200, session 59 run 6: the padding and those reads up
+// to 1.16x faster than unpadded rows of 16 columns a lane), whose fp32 halves the two trade
+// through their first stages (tall_pair_exchange).
 // Why an instance of its own (session 57, logs/sm90_s57_2026-11-28 runs 7-8): with this loop and
 // the 64-row one in one kernel, ptxas held all of o live through an item whatever its path and
 // spilled (16-88 bytes; every path ran 0.67-0.86x), while the loop alone ran 0 spills and the
@@ -331,29 +332,40 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
     // logs/sm90_s60_2026-11-29 run 8).
     mbar_arrive(&empty[stage]);
   }
-  // The item's end: O^T into the Q tile as fp32, warpgroup g's 256 columns in [32][kTallPitch]
-  // at ob + g * kTallHalf (the score GEMMs are done with Q), the rows' sums (four parts, one a
-  // scorer warp) and maxima into tall_red and row_m (the scorer); a cluster pair's half then
-  // trades halves with its partner (tall_pair_exchange); each warp normalizes and stores whole
-  // rows from there (rows 4 g + warp, + 8, ...: all 512 columns, or a pair's half `keep`) and
-  // their lse.
+  // The item's end: the rows' sums (four parts, one a scorer warp) and maxima into tall_red and
+  // row_m (the scorer). An item of its own (not a cluster pair's half) then stores its rows
+  // straight from O^T: a thread holds 8 consecutive columns of each of its 8 rows (issue_pv_t's
+  // permutation), one 16-byte store a row, a warp's store 4 rows x 128 contiguous bytes, and
+  // each lane of the first warp one row's lse. H200 (session 61, logs/sm90_s61_2026-11-29 runs
+  // 3-5): at B=1 L=1024 (one tile an item) the staging through the Q tile took ~1380 clocks and
+  // the rows' copy-out ~3500 (the 64-row kernel's epilogue ~3050 in all); stored from the
+  // registers, TP4 B=1 from CUDA graphs runs 1.02-1.045x faster, B=8-16 1.01-1.03x, B >= 32
+  // 0.99-1.01x. With the lse of 8 rows a lane in a serial loop of one warp's lanes 0-3 (after
+  // the stores) it ran 1.01-1.05x slower.
+  // A cluster pair's half stages O^T in the Q tile as fp32 first, warpgroup g's 256 columns in
+  // [32][kTallPitch] at ob + g * kTallHalf (the score GEMMs are done with Q), trades halves with
+  // its partner (tall_pair_exchange), and each warp merges, normalizes and stores whole rows'
+  // halves `keep` from there (rows 4 g + warp, + 8, ...) and their lse.
   float* ob = reinterpret_cast<float*>(smem + kSmemQ);
   float* row_m = red_max + kTallRows;  // [32] (after the rescales)
+  const bool pair = item.slot <= kSlotPairLow;
   // (block mb's element 4 j + e: row 8 j + 2 (lane % 4) + e % 2, column 64 warp + 8 (lane / 4)
   // + 2 mb + e / 2, issue_pv_t: four consecutive columns of a row from blocks 2 p and 2 p + 1)
+  if (pair) {
 #pragma unroll
-  for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < 4; ++j)
 #pragma unroll
-    for (int e = 0; e < 2; ++e)
+      for (int e = 0; e < 2; ++e)
 #pragma unroll
-      for (int p = 0; p < 2; ++p) {
-        const int row = 8 * j + 2 * (lane % 4) + e;
-        const int i = 4 * j + e;
-        *reinterpret_cast<float4*>(ob + g * kTallHalf + row * kTallPitch + 64 * warp +
-                                   8 * (lane / 4) + 4 * p) =
-            make_float4(ot[32 * p + i], ot[32 * p + i + 2], ot[32 * p + 16 + i],
-                        ot[32 * p + 16 + i + 2]);
-      }
+        for (int p = 0; p < 2; ++p) {
+          const int row = 8 * j + 2 * (lane % 4) + e;
+          const int i = 4 * j + e;
+          *reinterpret_cast<float4*>(ob + g * kTallHalf + row * kTallPitch + 64 * warp +
+                                     8 * (lane / 4) + 4 * p) =
+              make_float4(ot[32 * p + i], ot[32 * p + i + 2], ot[32 * p + 16 + i],
+                          ot[32 * p + 16 + i + 2]);
+        }
+  }
   if constexpr (kSc) {
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
@@ -365,35 +377,76 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       if (warp == 0 && lane < 4) row_m[tall_row(k)] = mt(k);
     }
   }
-  const bool pair = item.slot <= kSlotPairLow;
   if (pair) fence_proxy_async();  // (the bulk copy to the partner reads them)
   if (g == 0) MLAW_TRACE(seq0, 21);
-  named_barrier(kBarP2, kConsumerThreads);  // O^T, the rows' maxima and their sums' parts staged
+  named_barrier(kBarP2, kConsumerThreads);  // the rows' maxima and their sums' parts (and O^T)
   if (g == 0) MLAW_TRACE(seq0, 20);
-  const int keep = pair ? mlaw_pair_high(item.slot) : 0;
-  const int out_slot = pair ? mlaw_pair_out_slot(item.slot) : item.slot;  // < 0: out
+  if (!pair) {
+    const int num_heads = args.num_heads;
+    const bool to_out = item.slot < 0;
+    T* const base = (to_out ? static_cast<T*>(args.out) + item.qo_start * args.out_stride_token
+                            : static_cast<T*>(plan.partial_o) +
+                                  static_cast<int64_t>(item.slot) * kTallRows * kHeadDimCkv) +
+                    kOutCols * g + 64 * warp + 8 * (lane / 4);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int row = tall_row(k), i = 4 * (k / 2) + k % 2;
+      const float4 lv = *reinterpret_cast<const float4*>(tall_red + row * 4);
+      const float l = (lv.x + lv.y) + (lv.z + lv.w);
+      float inv = l > 0.f ? 1.f / l : 0.f;
+      if constexpr (kE4m3) inv *= args.ckv_scale;  // (lse stays: the scores were scaled)
+      if (row < item.valid_rows) {
+        const int grow = item.row0 + row;
+        T* dst = base + (to_out ? heads.div(grow) * args.out_stride_token +
+                                      heads.mod(grow, num_heads) * args.out_stride_head
+                                : static_cast<int64_t>(row) * kHeadDimCkv);
+        *reinterpret_cast<uint4*>(dst) =
+            make_uint4(ElementTraits<T>::pack(ot[i] * inv, ot[i + 2] * inv),
+                       ElementTraits<T>::pack(ot[16 + i] * inv, ot[18 + i] * inv),
+                       ElementTraits<T>::pack(ot[32 + i] * inv, ot[34 + i] * inv),
+                       ElementTraits<T>::pack(ot[48 + i] * inv, ot[50 + i] * inv));
+      }
+    }
+    // the rows' lse: the first warp, a row a lane (k = lane / 4)
+    if (g == 0 && warp == 0) {
+      const int row = tall_row(lane / 4);
+      if (row < item.valid_rows) {
+        const float4 lv = *reinterpret_cast<const float4*>(tall_red + row * 4);
+        const float l = (lv.x + lv.y) + (lv.z + lv.w);
+        const float lse2 = l > 0.f ? row_m[row] + log2f(l) : -INFINITY;
+        const int grow = item.row0 + row;
+        if (item.slot >= 0) {
+          plan.partial_lse[static_cast<int64_t>(item.slot) * kTallRows + row] = lse2;
+        } else if (args.lse != nullptr) {
+          args.lse[(item.qo_start + heads.div(grow)) * args.lse_stride_token +
+                   heads.mod(grow, num_heads)] = args.lse_base_e ? lse2 * 0.6931471805599453f
+                                                                 : lse2;
+        }
+      }
+    }
+    if (g == 0) MLAW_TRACE(seq0, 19);
+    return;
+  }
+  const int keep = mlaw_pair_high(item.slot);
+  const int out_slot = mlaw_pair_out_slot(item.slot);  // < 0: out
   // the partner's half `keep` of O^T, its sums' parts and maxima (tall_pair_exchange)
   const float* peer_o = reinterpret_cast<const float*>(smem + kXchgRecv);
   const float* peer_red = peer_o + kTallHalf;
   const float* peer_m = peer_red + 4 * kTallRows;
-  if (pair)
-    tall_pair_exchange(smem, ob + (1 - keep) * kTallHalf, tall_red, row_m, full + 2 * kStages,
-                       full + 2 * kStages + 1, g == 0 && warp == 0 && lane == 0);
-  if (g == 0 && pair) MLAW_TRACE(seq0, 23);
+  tall_pair_exchange(smem, ob + (1 - keep) * kTallHalf, tall_red, row_m, full + 2 * kStages,
+                     full + 2 * kStages + 1, g == 0 && warp == 0 && lane == 0);
+  if (g == 0) MLAW_TRACE(seq0, 23);
   const int num_heads = args.num_heads;
   for (int row = 4 * g + warp; row < item.valid_rows; row += 8) {
     const float4 lv = *reinterpret_cast<const float4*>(tall_red + row * 4);
-    float l = (lv.x + lv.y) + (lv.z + lv.w), m = row_m[row];
-    float w_own = 1.f, w_peer = 0.f;  // the weights of this CTA's O and of the partner's
-    if (pair) {
-      const float4 pv = *reinterpret_cast<const float4*>(peer_red + row * 4);
-      const float lp = (pv.x + pv.y) + (pv.z + pv.w), mp = peer_m[row];
-      const float mx = fmaxf(m, mp);
-      w_own = m == -INFINITY ? 0.f : exp2f(m - mx);
-      w_peer = mp == -INFINITY ? 0.f : exp2f(mp - mx);
-      l = l * w_own + lp * w_peer;
-      m = mx;
-    }
+    const float4 pv = *reinterpret_cast<const float4*>(peer_red + row * 4);
+    const float m = row_m[row], mp = peer_m[row];
+    const float mx = fmaxf(m, mp);
+    // the weights of this CTA's O and of the partner's
+    float w_own = m == -INFINITY ? 0.f : exp2f(m - mx);
+    float w_peer = mp == -INFINITY ? 0.f : exp2f(mp - mx);
+    const float l = ((lv.x + lv.y) + (lv.z + lv.w)) * w_own + ((pv.x + pv.y) + (pv.z + pv.w)) *
+                                                                  w_peer;
     float inv = l > 0.f ? 1.f / l : 0.f;
     if constexpr (kE4m3) inv *= args.ckv_scale;  // (lse stays: the scores were scaled)
     w_own *= inv;
@@ -402,7 +455,7 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
     const int64_t token = item.qo_start + heads.div(grow);
     const int64_t head = heads.mod(grow, num_heads);
     if (lane == 0 && keep == 0) {
-      const float lse2 = l > 0.f ? m + log2f(l) : -INFINITY;
+      const float lse2 = l > 0.f ? mx + log2f(l) : -INFINITY;
       if (out_slot >= 0) {
         plan.partial_lse[static_cast<int64_t>(out_slot) * kTallRows + row] = lse2;
       } else if (args.lse != nullptr) {
@@ -414,27 +467,16 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
                                 head * args.out_stride_head
                           : static_cast<T*>(plan.partial_o) +
                                 (static_cast<int64_t>(out_slot) * kTallRows + row) * kHeadDimCkv;
-    // Each lane 4 columns of each 128: a warp's shared-memory reads and global stores are
-    // 512 / 256 contiguous bytes each.
-    if (pair) {  // columns keep * 256 + 128 q + 4 lane .. + 3
+    // Each lane 4 columns of each 128 of the half `keep`: a warp's shared-memory reads and
+    // global stores are 512 / 256 contiguous bytes each.
 #pragma unroll
-      for (int q = 0; q < 2; ++q) {
-        const int c = row * kTallPitch + 128 * q + 4 * lane;
-        const float4 v = *reinterpret_cast<const float4*>(ob + keep * kTallHalf + c);
-        const float4 u = *reinterpret_cast<const float4*>(peer_o + c);
-        *reinterpret_cast<uint2*>(dst + keep * kOutCols + 128 * q + 4 * lane) = make_uint2(
-            ElementTraits<T>::pack(v.x * w_own + u.x * w_peer, v.y * w_own + u.y * w_peer),
-            ElementTraits<T>::pack(v.z * w_own + u.z * w_peer, v.w * w_own + u.w * w_peer));
-      }
-    } else {  // columns 128 q + 4 lane .. + 3
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float4 v = *reinterpret_cast<const float4*>(
-            ob + (q / 2) * kTallHalf + row * kTallPitch + 128 * (q % 2) + 4 * lane);
-        *reinterpret_cast<uint2*>(dst + 128 * q + 4 * lane) =
-            make_uint2(ElementTraits<T>::pack(v.x * w_own, v.y * w_own),
-                       ElementTraits<T>::pack(v.z * w_own, v.w * w_own));
-      }
+    for (int q = 0; q < 2; ++q) {
+      const int c = row * kTallPitch + 128 * q + 4 * lane;
+      const float4 v = *reinterpret_cast<const float4*>(ob + keep * kTallHalf + c);
+      const float4 u = *reinterpret_cast<const float4*>(peer_o + c);
+      *reinterpret_cast<uint2*>(dst + keep * kOutCols + 128 * q + 4 * lane) = make_uint2(
+          ElementTraits<T>::pack(v.x * w_own + u.x * w_peer, v.y * w_own + u.y * w_peer),
+          ElementTraits<T>::pack(v.z * w_own + u.z * w_peer, v.w * w_own + u.w * w_peer));
     }
   }
   if (g == 0) MLAW_TRACE(seq0, 19);
