@@ -37,6 +37,7 @@
 
 #include "mla_wrapper/common/pdl.cuh"
 #include "mla_wrapper/common/plan.h"
+#include "mla_wrapper/common/q_rows.cuh"
 #include "mla_wrapper/common/status.cuh"
 #include "mla_wrapper/merge/state.cuh"
 #include "mla_wrapper/sm80/config.h"
@@ -184,8 +185,7 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
           *reinterpret_cast<uint2*>(dst + 32 * kLoad * q + e) = packed;
         }
       if (lane == 0 && part == 0 && args.lse != nullptr)
-        args.lse[token * args.lse_stride_token + head] =
-            args.lse_base_e ? s * 0.6931471805599453f : s;
+        args.lse[token * args.lse_stride_token + head] = lse_out_base(args, s);
     }
   }
   // A warp without rows to merge exits without waiting for the attention grid, except the

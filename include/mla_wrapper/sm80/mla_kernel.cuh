@@ -495,8 +495,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (args.lse != nullptr) {
           const int grow = row0 + tid;
           const int64_t token = qo_start + grow / num_heads;
-          args.lse[token * args.lse_stride_token + grow % num_heads] =
-              args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
+          args.lse[token * args.lse_stride_token + grow % num_heads] = lse_out_base(args, lse2);
         }
         const int grow = row0 + tid;
         kvm.store_max_logit(qo_start + grow / num_heads, grow % num_heads, sm.row_max[tid]);

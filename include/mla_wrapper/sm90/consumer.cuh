@@ -452,8 +452,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
           plan.partial_lse[static_cast<int64_t>(out_slot) * kRowsPerTile + row] = lse2;
         } else {
           if (args.lse != nullptr)
-            args.lse[token * args.lse_stride_token + head] =
-                args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
+            args.lse[token * args.lse_stride_token + head] = lse_out_base(args, lse2);
           if constexpr (Kv::kMaskInvalid) kvm.store_max_logit(token, head, m_max[r]);
         }
       }

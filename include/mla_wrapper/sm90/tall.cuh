@@ -413,15 +413,10 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
       if (row < item.valid_rows) {
         const float4 lv = *reinterpret_cast<const float4*>(tall_red + row * 4);
         const float l = (lv.x + lv.y) + (lv.z + lv.w);
-        const float lse2 = l > 0.f ? row_m[row] + log2f(l) : -INFINITY;
         const int grow = item.row0 + row;
-        if (item.slot >= 0) {
-          plan.partial_lse[static_cast<int64_t>(item.slot) * kTallRows + row] = lse2;
-        } else if (args.lse != nullptr) {
-          args.lse[(item.qo_start + heads.div(grow)) * args.lse_stride_token +
-                   heads.mod(grow, num_heads)] = args.lse_base_e ? lse2 * 0.6931471805599453f
-                                                                 : lse2;
-        }
+        store_row_lse<kTallRows>(plan, args, item.slot, row, item.qo_start + heads.div(grow),
+                                 heads.mod(grow, num_heads),
+                                 l > 0.f ? row_m[row] + log2f(l) : -INFINITY);
       }
     }
     if (g == 0) MLAW_TRACE(seq0, 19);
@@ -454,15 +449,9 @@ __device__ __forceinline__ void tall_item(const MlaPlan& plan, const MlaRunArgs&
     const int grow = item.row0 + row;
     const int64_t token = item.qo_start + heads.div(grow);
     const int64_t head = heads.mod(grow, num_heads);
-    if (lane == 0 && keep == 0) {
-      const float lse2 = l > 0.f ? mx + log2f(l) : -INFINITY;
-      if (out_slot >= 0) {
-        plan.partial_lse[static_cast<int64_t>(out_slot) * kTallRows + row] = lse2;
-      } else if (args.lse != nullptr) {
-        args.lse[token * args.lse_stride_token + head] =
-            args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
-      }
-    }
+    if (lane == 0 && keep == 0)
+      store_row_lse<kTallRows>(plan, args, out_slot, row, token, head,
+                               l > 0.f ? mx + log2f(l) : -INFINITY);
     T* dst = out_slot < 0 ? static_cast<T*>(args.out) + token * args.out_stride_token +
                                 head * args.out_stride_head
                           : static_cast<T*>(plan.partial_o) +
