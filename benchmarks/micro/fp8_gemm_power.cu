@@ -13,9 +13,10 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 #include "mla_wrapper/sm90/traits.cuh"
+#include "wgmma_loop.cuh"
 
 using namespace mlaw::sm90;
-constexpr int kGroup = 8;
+constexpr int kGroup = kWgmmaGroup;
 
 struct F16x64SS {
   using Op = gmma::MMA_64x64x16_F32F16F16_SS<gmma::Major::K, gmma::Major::K>;
@@ -85,42 +86,18 @@ __global__ void __launch_bounds__(256, 1) sustain(int iters, long long* clocks, 
     reinterpret_cast<uint32_t*>(smem)[i] = random_word(i * 131 + blockIdx.x, F::kFp8);
   fence_proxy_async();
   __syncthreads();
-  const uint64_t da = make_desc(smem_addr(smem), 16, 1024);
-  const uint64_t db = make_desc(smem_addr(smem + 8192), 16, 1024);
   uint32_t a[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) a[i] = random_word(threadIdx.x * 4 + i, F::kFp8);
-  float d[N / 2];
+  // (RS: a new A operand a group, as a loop's widened fragments)
+  const long long cl = wgmma_loop<typename F::Op, N, F::kRS>(
+      smem, a, iters, sink, [](uint32_t (&x)[4], int it) {
+        if constexpr (F::kRS) {
 #pragma unroll
-  for (int i = 0; i < N / 2; ++i) d[i] = 0.f;
-  fence_operands(d);
-  const long long t0 = clock64();
-  for (int it = 0; it < iters; ++it) {
-    wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < kGroup; ++k) {
-      const uint32_t off = (k % 4) * 32;
-      if constexpr (F::kRS)
-        wgmma_rs<typename F::Op>(a, desc_add(db, off), d);
-      else
-        wgmma<typename F::Op>(desc_add(da, off), desc_add(db, off), d);
-    }
-    wgmma_commit();
-    wgmma_wait<1>();
-    fence_operands(d);
-    if constexpr (F::kRS) {  // (a new A operand a group, as a loop's widened fragments)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) a[i] = a[i] ^ ((it & 7) * 0x01010101u & 0x07070707u);
-    }
-  }
-  wgmma_wait<0>();
-  fence_operands(d);
-  const long long t1 = clock64();
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i) s += d[i];
-  if (s == 12345.f) sink[threadIdx.x] = s;  // (keeps the GEMMs)
-  if (threadIdx.x == 0) clocks[blockIdx.x] = t1 - t0;
+          for (int i = 0; i < 4; ++i) x[i] = x[i] ^ ((it & 7) * 0x01010101u & 0x07070707u);
+        }
+      });
+  if (threadIdx.x == 0) clocks[blockIdx.x] = cl;
 }
 
 template <typename F>

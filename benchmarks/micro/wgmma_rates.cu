@@ -12,9 +12,10 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 #include "mla_wrapper/sm90/traits.cuh"
+#include "wgmma_loop.cuh"
 
 using namespace mlaw::sm90;
-constexpr int kIters = 2048, kGroup = 8;
+constexpr int kIters = 2048, kGroup = kWgmmaGroup;
 
 template <int N, bool kRS>
 struct Atom;
@@ -48,36 +49,9 @@ __global__ void __launch_bounds__(256, 1) rates(long long* clocks, float* sink) 
     reinterpret_cast<uint32_t*>(smem)[i] = 0x3c003c00u * ((i % 7) == 0);  // (1.0 pairs, sparse)
   fence_proxy_async();
   __syncthreads();
-  const uint64_t da = make_desc(smem_addr(smem), 16, 1024);
-  const uint64_t db = make_desc(smem_addr(smem + 8192), 16, 1024);
   uint32_t a[4] = {0x3c003c00u, 0x3c003c00u, 0u, threadIdx.x};
-  float d[N / 2];
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i) d[i] = 0.f;
-  fence_operands(d);
-  const long long t0 = clock64();
-  for (int it = 0; it < kIters; ++it) {
-    wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < kGroup; ++k) {
-      const uint32_t off = (k % 4) * 32;
-      if constexpr (kRS)
-        wgmma_rs<Op>(a, desc_add(db, off), d);
-      else
-        wgmma<Op>(desc_add(da, off), desc_add(db, off), d);
-    }
-    wgmma_commit();
-    wgmma_wait<1>();
-    fence_operands(d);
-  }
-  wgmma_wait<0>();
-  fence_operands(d);
-  const long long t1 = clock64();
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i) s += d[i];
-  if (s == 12345.f) sink[threadIdx.x] = s;  // (keeps the GEMMs)
-  if (threadIdx.x % 128 == 0) clocks[blockIdx.x * 2 + threadIdx.x / 128] = t1 - t0;
+  const long long cl = wgmma_loop<Op, N, kRS>(smem, a, kIters, sink, [](uint32_t (&)[4], int) {});
+  if (threadIdx.x % 128 == 0) clocks[blockIdx.x * 2 + threadIdx.x / 128] = cl;
 }
 
 template <int N, bool kRS>
