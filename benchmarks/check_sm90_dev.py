@@ -143,7 +143,7 @@ def main():
     args = ap.parse_args()
     ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     if args.timeline:
-        timeline(*args.timeline, args.page, args.variant, ws)
+        timeline(*args.timeline, args.page, args.variant, ws, fp8=args.fp8)
         return
     if args.power:
         power(*args.power, args.page, args.variant, ws, args.tag, data=args.data)
@@ -321,13 +321,16 @@ def print_trace(w, what):
             z = t[c, 0, 16]
             line = ([f"CTA start {t[c, 0, 26] - z}"] if events > 26 else []) + \
                 [f"Q landed {t[c, 0, 18] - z}"] + \
-                ([f"Q converted {t[c, 0, 29] - z}"] if events > 29 and t[c, 0, 29] else [])
+                ([f"Q converted {t[c, 0, 29] - z}"] if events > 29 and t[c, 0, 29] else []) + \
+                ([f"narrow Q staged {t[c, 0, 30] - z}"] if events > 30 and t[c, 0, 30] else [])
             for i in range(n):
                 e = t[c, i] - z
                 raw = (f"landed {e[27]} widened {e[28]} " if events > 28 and t[c, i, 28]
                        else "")  # an e4m3 tile's bytes in and widened
                 line.append(f"tile {i}: issued {e[15]} {raw}wait {e[0]} full {e[1]} S {e[2]} P0 {e[4]} "
                             f"PV {e[6]}/{e[13]}")
+            if events > 31 and t[c, n - 1, 31]:  # a narrow item's O in `tiles`' layout
+                line.append(f"narrow O moved {t[c, n - 1, 31] - z}")
             line.append(f"epilogue: sums {t[c, 0, 20] - z} "
                         + (f"scales {t[c, 0, 24] - z} stmatrix {t[c, 0, 25] - z} "
                            if events > 25 else "")
@@ -397,16 +400,19 @@ def print_trace(w, what):
     show("pv-wg PV done - scorer PV done", (t[:, sel, 13] - t[:, sel, 6]).ravel())
 
 
-def peer_runs(h, batch, length, page, variant, ws, data="randn"):
-    """[(name, fn)] for one decode case (bench_decode's tensors): sm90, sm90 built as `variant`
-    (if any), FlashInfer fa3 and FlashMLA (each if it loads), each on its own workspace (no shared
-    plan bytes)."""
+def peer_runs(h, batch, length, page, variant, ws, data="randn", fp8=False):
+    """[(name, fn)] for one decode case (bench_decode's tensors): sm90, with fp8 sm90 over an
+    e4m3 copy of the cache, sm90 built as `variant` (if any; over the e4m3 copy with fp8),
+    FlashInfer fa3 and FlashMLA (each if it loads), each on its own workspace (no shared plan
+    bytes)."""
     from bench_decode import RUNNERS, make_case, runner_ours
 
     c = make_case(h, batch, length, page, 1, "cuda", 0, data=data)
     runs = [("sm90", runner_ours("sm90", c, ws)[0])]
+    if fp8:
+        runs.append(("sm90_fp8", runner_ours("sm90", c, torch.empty_like(ws), fp8=True)[0]))
     if variant:
-        fn, _ = runner_ours("sm90", c, torch.empty_like(ws))
+        fn, _ = runner_ours("sm90", c, torch.empty_like(ws), fp8=fp8)
         # the wrapper is captured by runner_ours' lambda
         use_variant(next(x.cell_contents for x in fn.__closure__
                          if isinstance(x.cell_contents, BatchMLAPagedAttentionWrapper)), variant)
@@ -419,14 +425,15 @@ def peer_runs(h, batch, length, page, variant, ws, data="randn"):
     return runs
 
 
-def timeline(h, batch, length, page, variant, ws, replays=50):
-    """Replay one decode case from a CUDA graph under torch.profiler for sm90 (default build and
-    `variant`) and FlashInfer fa3; print each kernel's mean device time and the mean span from a
-    replay's first kernel start to its last kernel end."""
+def timeline(h, batch, length, page, variant, ws, replays=50, fp8=False):
+    """Replay one decode case from a CUDA graph under torch.profiler for sm90 (default build,
+    with fp8 also over an e4m3 copy of the cache, and `variant`) and FlashInfer fa3; print each
+    kernel's mean device time and the mean span from a replay's first kernel start to its last
+    kernel end."""
     from harness import capture_graph, median_event_ms
     from torch.profiler import ProfilerActivity, profile
 
-    for name, fn in peer_runs(h, batch, length, page, variant, ws):
+    for name, fn in peer_runs(h, batch, length, page, variant, ws, fp8=fp8):
         g = capture_graph(fn)
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for _ in range(replays):
@@ -563,6 +570,11 @@ AB_CASES = {  # (H, B, L)
     # 16-64 heads with MTP rows past one tile (two row tiles read each KV tile)
     "h64mtp": ((64, 32, 4096, 2), (64, 64, 4096, 2), (64, 16, 8192, 2), (32, 32, 4096, 4),
                (32, 64, 2048, 4), (32, 64, 4096, 3), (16, 32, 4096, 8), (16, 64, 2048, 8)),
+    # <= 16 heads at small batches (--fp8: the narrow instance's items of 2-16 tiles, the
+    # per-item Q conversion and O move of narrow.cuh; B=1 L=1024 one-tile items on wgmma)
+    "narrow": ((16, 1, 2048), (16, 1, 4096), (16, 1, 16384), (8, 1, 4096), (16, 2, 4096),
+               (16, 4, 4096), (16, 8, 4096), (16, 16, 4096), (16, 32, 2048), (16, 64, 4096),
+               (16, 1, 1024), (16, 128, 16384)),
     # one B=1 case each (quick latency A/Bs, e.g. of a probe build valid for one plan shape)
     "b1h128": ((128, 1, 1024),), "b1h16": ((16, 1, 1024),),
     # few heads (DRAM-bound) at every batch shape, MTP rows filling the tile, TP2 / TP4 heads
@@ -665,11 +677,11 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
         times, graph, graph_flushed = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]
         for i in (0, 1, 1, 0):
             times[i] += bench_ms(fns[i], flush=flush) / 2
-            if batch == 1:  # latency: also replayed from a CUDA graph
+            if batch <= 8:  # latency: also replayed from a CUDA graph
                 graph[i] += bench_graph_us(fns[i]) / 2
                 if flush == "clean":  # and each replay after a read flush (as in a model)
                     graph_flushed[i] += bench_graph_us(fns[i], flush="clean") / 2
-        if batch != 1:
+        if batch > 8:
             graph = []
         print(f"A/B page {page} H={h:3d} B={batch:3d} L={length:5d} qo {qo}: default {times[0] * 1e3:8.1f} us, "
               f"variant {times[1] * 1e3:8.1f} us, speedup {times[0] / times[1]:.3f}x", flush=True)

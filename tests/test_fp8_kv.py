@@ -482,6 +482,29 @@ def test_fp8_narrow_instance(workspace, poison, heads, qo_len, dtype, scaled):
 
 
 @hopper
+@pytest.mark.parametrize("heads,dtype,factor,kpe_ratio", [
+    (16, "bf16", 2.0 ** 12, 1.0), (16, "fp16", 2.0 ** 12, 1.0), (16, "bf16", 2.0 ** -3, 1.0),
+    (8, "fp16", 2.0 ** -3, 1.0), (16, "bf16", 2.0 ** -5, 1.0), (16, "fp16", 2.0 ** -5, 1.0),
+    (16, "bf16", 1.0, 2.0 ** 14), (8, "bf16", 1.0, 2.0 ** 20)])
+def test_fp8_narrow_query_rows_near_the_unscaled_paths_bounds(workspace, poison, heads, dtype,
+                                                             factor, kpe_ratio):
+    """The narrow instance's items (<= 16 heads, >= 2 kv tiles) near q_to_f16's fast-path bounds
+    (each consumer thread's largest |value| of each of its rows, the rope's times kpe_scale /
+    ckv_scale, in [2^-4, 2^15): rows as they are; else each row times a power of two, which
+    the narrow path reads back for rows 0-15): every head times 2^12 (as they are, near the
+    top), 2^-3 (as they are, values below 2^-17 rounded), 2^-5 (nearly every item has a thread
+    below 2^-4: the powers of two); or the rope columns times kpe / ckv = 2^14 / 2^20 (past
+    f16's range: the powers of two; the latent's scores then small, and the outputs, which
+    ckv_scale scales, too small for fp16: bf16 queries only). Items of many tiles, one tile
+    (the wgmma path) and none."""
+    b = make_fp8_batch([9000, 4500, 600, 0, 1], 1, heads, 64, DTYPES[dtype],
+                       seed=heads + int(math.log2(factor * kpe_ratio)) + 40,
+                       ckv_scale=0.37 / factor / kpe_ratio, kpe_scale=0.37 / factor)
+    scale_query_heads(b, [factor])
+    plan_run_check(new_wrapper(workspace, backend="sm90"), b, False, poison)
+
+
+@hopper
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 def test_fp8_every_code(workspace, poison, dtype):
     """Every e4m3 code but NaN (subnormals, +-0, up to +-448) in the cache, scaled down so that

@@ -18,7 +18,9 @@ namespace sm90 {
 // exchange received or sent (23); the epilogue's row scales and lse done (24), its stmatrix
 // issued (25, before the warpgroup's barrier); the CTA's start (26, thread 0, with tile 0); an
 // e4m3 tile's bytes landed (27) and its widening done (28) (producer, per tile); an e4m3
-// cache's Q tile converted (29, scorer, per item: q_to_f16).
+// cache's Q tile converted (29, scorer, per item: q_to_f16); a narrow item's
+// Q fragments staged (30, its first tile) and its O moved into `tiles`' layout (31, its last
+// tile) (narrow_tiles).
 #ifndef MLAW_SM90_TRACE
 #define MLAW_SM90_TRACE 0
 #endif
@@ -65,7 +67,7 @@ namespace sm90 {
 #define MLAW_SM90_PROBE_NO_WIDEN 0
 #endif
 #if MLAW_SM90_TRACE
-constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 30;
+constexpr int kTraceCtas = 4, kTraceTiles = 64, kTraceEvents = 32;
 __device__ unsigned long long g_trace[kTraceCtas * kTraceTiles * kTraceEvents];
 #define MLAW_TRACE(seq, e)                                                              \
   do {                                                                                  \

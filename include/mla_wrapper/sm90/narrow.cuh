@@ -65,6 +65,14 @@ namespace sm90 {
 // - session 55 (logs/sm90_s55_2026-11-28 run 1): the vote (one barrier a tile in the usual
 //   case instead of kBarMax + kBarP): H=16 rows 0.99-1.04x faster at page 64 (B=128 L=16384
 //   1.04x) and 1.00-1.04x at page 1, B=1 from CUDA graphs 0.99-1.01x, H=128 unchanged.
+// - session 63 (logs/sm90_s63_2026-11-29 run 4): the item-end move of O into `tiles`' layout by
+//   float4s (below): B=1-8 L=2048-16384 1.02-1.06x faster after do_bench's flush, 1.01-1.02x
+//   from CUDA graphs; B >= 16 and the memory rows 0.99-1.01x. Trace (H=16 B=1 L=4096): the
+//   last P V to the epilogue's row sums ~1600 clocks instead of ~2130.
+//   Not kept (runs 2-3, narrow_q_regs.patch there): Q converted in registers from the words
+//   the staging reads (no q_to_f16 pass over the tile): more instructions than the pass saves
+//   at B <= 4 (0.98-1.05x slower from CUDA graphs), and with the pass's slow path inlined in
+//   narrow_tiles 1.15-1.21x slower after do_bench's flush (cold code).
 // Not kept: the next tile's scores computed beside this tile's P V, the stage released after
 // both (s53 run 8, narrow_pipe.patch there: 1.10-1.17x slower; ncu (run 7) finds the tile
 // latency-bound, 0.55 eligible warps a scheduler, issue 38%, shared memory 32%); the same in a
@@ -176,6 +184,7 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
   for (int j = 0; j < 8; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) oc[j][e] = 0.f;
+  MLAW_TRACE(seq, 30);
   for (int it = 0; it < item.num_tiles; ++it, ++seq) {
     const int stage = __shfl_sync(0xffffffffu, seq % kStages, 0);
     MLAW_TRACE(seq, 0 + 7 * g);
@@ -331,24 +340,35 @@ __device__ __forceinline__ void narrow_tiles(const WorkItem& item, const int (&l
     l += __shfl_xor_sync(0xffffffffu, l, 2);
     if (c == 0) red[(gr + 8 * r) * 8 + W] = l;
   }
-  // warp (g, w)'s [32 values][32 lanes] in rows 32-63 of column block 4 g + w (warp 0's too:
-  // its o then fills from shared memory alone), in the order of warp 0's o: oc[jn][e] (row
-  // gr + 8 (e / 2), column 64 W + 8 (2 c + e % 2) + jn) is o[32 w + 4 (2 c + e % 2) + 2 (e / 2)
-  // + jn % 2] of lane 4 gr + jn / 2.
+  // warp (g, w)'s 32 values a lane in rows 32-63 of column block 4 g + w (warp 0's too: its o
+  // then fills from shared memory alone), in the order of warp 0's o: oc[jn][e] (row
+  // gr + 8 (e / 2), column 64 W + 8 (2 c + e % 2) + jn) is o[32 w + i] of lane L = 4 gr + jn / 2,
+  // i = 4 (2 c + e % 2) + 2 (e / 2) + jn % 2. As float4s (session 63; 32-bit stores and loads
+  // before, 4x the instructions): o[32 w + 4 ib .. + 3] of lane L is slot ib * 32 + (L ^ ib / 2)
+  // of the block, so a thread stores 8 (ib = 2 c + x, L = 4 gr + k: oc[2 k][x], oc[2 k + 1][x],
+  // oc[2 k][x + 2], oc[2 k + 1][x + 2]) and warp 0 loads 8 a warp, each quarter warp's
+  // 16-byte accesses on 8 distinct bank groups either way.
   auto xo = [&](int w) {
-    return reinterpret_cast<float*>(q + (4 * g + w) * kQBlockBytes + 2 * kNarrowRows * kRowBytes);
+    return reinterpret_cast<float4*>(q + (4 * g + w) * kQBlockBytes +
+                                     2 * kNarrowRows * kRowBytes);
   };
 #pragma unroll
-  for (int jn = 0; jn < 8; ++jn)
+  for (int x = 0; x < 2; ++x)
 #pragma unroll
-    for (int e = 0; e < 4; ++e)
-      xo(warp)[(4 * (2 * c + e % 2) + 2 * (e / 2) + jn % 2) * 32 + 4 * gr + jn / 2] = oc[jn][e];
+    for (int k = 0; k < 4; ++k)
+      xo(warp)[(2 * c + x) * 32 + ((4 * gr + k) ^ c)] =
+          make_float4(oc[2 * k][x], oc[2 * k + 1][x], oc[2 * k][x + 2], oc[2 * k + 1][x + 2]);
   named_barrier(kBarQ, kConsumerThreads);
+  MLAW_TRACE(seq - 1, 31);
   if (warp == 0) {
 #pragma unroll
     for (int w = 0; w < 4; ++w)
 #pragma unroll
-      for (int i = 0; i < 32; ++i) o[32 * w + i] = xo(w)[i * 32 + lane];
+      for (int ib = 0; ib < 8; ++ib) {
+        const float4 v = xo(w)[ib * 32 + (lane ^ (ib / 2))];
+        o[32 * w + 4 * ib] = v.x, o[32 * w + 4 * ib + 1] = v.y;
+        o[32 * w + 4 * ib + 2] = v.z, o[32 * w + 4 * ib + 3] = v.w;
+      }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float l = 0.f;
