@@ -6,8 +6,9 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
       with --variant, of that build; --backend fi_fa3 / fi_fa2 / flashmla: the peers' kernels)
     python benchmarks/check_sm90_dev.py --trace H B L --variant=-DMLAW_SM90_TRACE=1  # per-tile
       phase times (clock64) of the first CTAs' warpgroups (sm90/dev.cuh, MLAW_SM90_TRACE)
-    python benchmarks/check_sm90_dev.py --timeline H B L [--variant ...]  # CUDA-graph replays of
-      sm90 and FlashInfer fa3 under torch.profiler: each kernel's mean time and the replay's span
+    python benchmarks/check_sm90_dev.py --timeline H B L [--variant ...] [--fp8]  # CUDA-graph
+      replays of sm90 (--fp8: also over an e4m3 copy of the cache) and FlashInfer fa3 under
+      torch.profiler: each kernel's mean time and the replay's span
     python benchmarks/check_sm90_dev.py --backend sm90 --variant "-DKNOB=1"  # checks + A/B timing
       of the family's library built with extra nvcc flags against the default build
       (--variant "lib:path/{dt}.so": a library built elsewhere, e.g. another schedule;
@@ -103,7 +104,7 @@ def main():
     ap.add_argument("--small", action="store_true", help="four small cases (compute-sanitizer)")
     ap.add_argument("--fp8", action="store_true", help="the checks over an fp8 (e4m3) cache "
                     "with scales (sm90); the A/B timing, --trace, --spans and --profile of ours "
-                    "over an e4m3 copy of the cache")
+                    "over an e4m3 copy of the cache; --timeline: sm90 over that copy too")
     ap.add_argument("--variant", default="", help="extra nvcc flags: check that build, then "
                     "time it against the default one")
     ap.add_argument("--profile", nargs=3, type=int, metavar=("H", "B", "L"),
