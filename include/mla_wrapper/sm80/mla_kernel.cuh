@@ -491,17 +491,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tid < valid_rows) {
       const float l = row_sum(tid);
       const float lse2 = l > 0.f ? sm.row_max[tid] + log2f(l) : -INFINITY;
-      if (slot < 0) {
-        if (args.lse != nullptr) {
-          const int grow = row0 + tid;
-          const int64_t token = qo_start + grow / num_heads;
-          args.lse[token * args.lse_stride_token + grow % num_heads] = lse_out_base(args, lse2);
-        }
-        const int grow = row0 + tid;
-        kvm.store_max_logit(qo_start + grow / num_heads, grow % num_heads, sm.row_max[tid]);
-      } else {
-        plan.partial_lse[static_cast<int64_t>(slot) * kRowsPerTile + tid] = lse2;
-      }
+      const int grow = row0 + tid;
+      const int64_t token = qo_start + grow / num_heads;
+      const int head = grow % num_heads;
+      store_row_lse<kRowsPerTile>(plan, args, slot, tid, token, head, lse2);
+      if (slot < 0) kvm.store_max_logit(token, head, sm.row_max[tid]);
     }
   }
 

@@ -448,12 +448,9 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         const int64_t token = item.qo_start + heads.div(grow);
         const int64_t head = heads.mod(grow, num_heads);
         const float lse2 = pair ? pair_lse[row] : l > 0.f ? m_run[r] + log2f(l) : -INFINITY;
-        if (out_slot >= 0) {
-          plan.partial_lse[static_cast<int64_t>(out_slot) * kRowsPerTile + row] = lse2;
-        } else {
-          if (args.lse != nullptr)
-            args.lse[token * args.lse_stride_token + head] = lse_out_base(args, lse2);
-          if constexpr (Kv::kMaskInvalid) kvm.store_max_logit(token, head, m_max[r]);
+        store_row_lse<kRowsPerTile>(plan, args, out_slot, row, token, head, lse2);
+        if constexpr (Kv::kMaskInvalid) {
+          if (out_slot < 0) kvm.store_max_logit(token, head, m_max[r]);
         }
       }
     }
