@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -283,7 +284,8 @@ def print_spans(w, what, run_us):
         words = what.split()  # the variant's -D flags shortened: -DMLAW_SM90_KNOB=1 -> KNOB1
         name = "_".join(x[2:].replace("MLAW_SM90_", "") if x.startswith("-D") else x
                         for x in words)
-        out = Path(out_dir) / f"spans_{name.replace('=', '')}.npy"
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name.replace("=", ""))  # (lib: paths, {dt})
+        out = Path(out_dir) / f"spans_{name}.npy"
         np.save(out, t)
         print(f"  raw spans [CTA, event] (global timer ns; event 5 = tiles) in {out.name}")
     order = np.argsort(us[:, 4] * busy)[::-1][:6]
