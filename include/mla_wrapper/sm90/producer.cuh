@@ -1,6 +1,14 @@
 // The sm90 kernel's producer warpgroup (mla_kernel.cuh's schedule): a CTA's KV tiles into the
 // ring, by TMA or cp.async through the page table, widened there for an e4m3 cache
 // (dequant.cuh).
+// Its code follows the consumers' in each kernel function (~52 KB in, ~87 KB in the e4m3 narrow
+// instance), and after an L2 flush it comes from DRAM as it first runs: in the narrow instance
+// the first stage passes ~5.2 us after the CTA's start (16-bit kernel ~1.9 us; warm ~1.8 in
+// both) and the first tile lands ~9 us in, ~4 us after the consumers are ready (H200, H=16 B=64
+// L=4096 after do_bench's flush). Measured and not kept (logs/sm90_s64_2026-11-29): the
+// producer's code laid out first (first stage ~2.1 us, but every CTA ended ~4.5 us later; B <=
+// 32 0.92-0.97x the speed), and the first item's first tiles loaded by the consumer thread that
+// issues Q (0.97-1.01x the speed: its page-id load holds warp 0, which the Q conversion waits for).
 #pragma once
 
 #include <type_traits>
