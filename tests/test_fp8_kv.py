@@ -157,10 +157,11 @@ def test_sm90_tall_rows_per_tile(monkeypatch):
 
     big = dict(batch=67, num_ctas=132)
     monkeypatch.delenv(sm90.TALL_ENV, raising=False)   # (on by default)
+    monkeypatch.delenv(sm90.NARROW_ENV, raising=False)
     assert sm90.TALL_ROWS == 32
     for kv in (FP8, "fp8_e4m3"):
         assert [sm90.rows_per_tile_for(h, kv, **big) for h in (1, 16, 17, 24, 32, 33, 64, 128)] \
-            == [64, 64, 32, 32, 32, 64, 64, 64]
+            == [64, 16, 32, 32, 32, 64, 64, 64]
     # lengths not known (a CUDA-graph capacity): from 132 / 8 requests
     assert [sm90.rows_per_tile_for(32, FP8, batch=b, num_ctas=132) for b in (1, 8, 15, 16, 66)] \
         == [64, 64, 64, 32, 32]
@@ -184,6 +185,34 @@ def test_sm90_tall_rows_per_tile(monkeypatch):
         sm90.rows_per_tile_for(32, **big) == 64
     monkeypatch.setenv(sm90.TALL_ENV, "0")
     assert sm90.rows_per_tile_for(32, FP8, **big) == 64
+
+
+def test_sm90_narrow_rows_per_tile(monkeypatch):
+    """sm90 plans decode batches over an e4m3 cache with 8 or 16 heads in 16-row tiles (the
+    narrow instance without a wgmma path, sm90/work.cuh kNarrowPlans), unless their known
+    lengths are so few tiles that the planner cuts one-tile pieces (at most num_ctas / 4 tiles
+    in all, none past 1024 tokens); other head counts, MTP, 16-bit caches and
+    MLA_WRAPPER_SM90_NARROW_PLANS=0 keep 64-row tiles."""
+    from mla_wrapper.backends import sm90
+
+    monkeypatch.delenv(sm90.NARROW_ENV, raising=False)   # (on by default)
+    assert sm90.NARROW_ROWS == 16
+    rows = sm90.rows_per_tile_for
+    assert [rows(h, FP8, batch=1, num_ctas=132) for h in (1, 4, 7, 8, 12, 16, 17)] == \
+        [64, 64, 64, 16, 64, 16, 64]
+    lens = lambda b, n: np.full(b, n, dtype=np.int32)  # noqa: E731
+    assert rows(16, FP8, batch=1, num_ctas=132, kv_lens=lens(1, 1024)) == 64   # one-tile pieces
+    assert rows(16, FP8, batch=2, num_ctas=132, kv_lens=lens(2, 1024)) == 64
+    assert rows(8, FP8, batch=33, num_ctas=132, kv_lens=lens(33, 64)) == 64
+    assert rows(16, FP8, batch=1, num_ctas=132, kv_lens=lens(1, 1025)) == 16
+    assert rows(16, FP8, batch=1, num_ctas=132, kv_lens=lens(1, 4096)) == 16
+    assert rows(16, FP8, batch=3, num_ctas=132, kv_lens=lens(3, 1024)) == 16   # 48 tiles > 33
+    assert rows(16, FP8, batch=1, num_ctas=132, kv_lens=lens(1, 0)) == 64
+    assert rows(16, FP8, batch=64, num_ctas=132, kv_lens=lens(64, 1024)) == 16
+    assert rows(16, FP8, batch=64, decode=False) == 64                         # MTP
+    assert rows(16, torch.bfloat16, batch=64) == rows(16, batch=64) == 64
+    monkeypatch.setenv(sm90.NARROW_ENV, "0")
+    assert rows(16, FP8, batch=64) == 64
 
 
 def test_planned_rows_per_tile_passes_lengths_eagerly_only():
@@ -462,23 +491,81 @@ def test_fp8_tall_query_rows_as_they_are(workspace, poison, monkeypatch, heads, 
 
 
 @hopper
-@pytest.mark.parametrize("heads,qo_len,dtype,scaled", [
-    (16, 1, "bf16", False), (16, 1, "fp16", True), (8, 2, "bf16", True), (8, 1, "fp16", False),
-    (16, 2, "bf16", True)])
-def test_fp8_narrow_instance(workspace, poison, heads, qo_len, dtype, scaled):
-    """8 and 16 heads run the e4m3 kernel's narrow instance: its items of >= 2 kv tiles and <= 16
-    valid rows on mma.sync over rows 0-15, reading the e4m3 bytes as they land (long requests:
-    items of many tiles, their last ones by cp.async), one-tile items and 32-row MTP tiles
-    (16 x 2) on its wgmma path over widened tiles; causal MTP rows (8 x 2) on the narrow path;
-    with `scaled`, query rows 2^-10 to 2^12 apart (fp16: 2^9), so that each row needs its own
+@pytest.mark.parametrize("heads,qo_len,dtype,scaled,plans", [
+    (16, 1, "bf16", False, ""), (16, 1, "fp16", True, ""), (8, 1, "fp16", False, ""),
+    (16, 1, "bf16", True, "0"), (8, 1, "fp16", False, "0"), (8, 2, "bf16", True, ""),
+    (16, 2, "bf16", True, "")])
+def test_fp8_narrow_instance(workspace, poison, monkeypatch, heads, qo_len, dtype, scaled,
+                             plans):
+    """8 and 16 heads run the e4m3 kernel's narrow instances, whose items run on mma.sync over
+    rows 0-15, reading the e4m3 bytes as they land (long requests: items of many tiles, their
+    last ones by cp.async). Decode: 16-row plans on the instance without a wgmma path (every
+    item narrow: one-tile items and empty requests too); with MLA_WRAPPER_SM90_NARROW_PLANS=0
+    64-row plans, whose one-tile items take its wgmma path over widened tiles. MTP (64-row
+    plans): causal rows (8 x 2) on the narrow path, 32-row tiles (16 x 2) on the wgmma path.
+    With `scaled`, query rows 2^-10 to 2^12 apart (fp16: 2^9), so that each row needs its own
     power of two, which the narrow path reads back for rows 0-15."""
+    from mla_wrapper.backends import sm90
+
+    monkeypatch.setenv(sm90.NARROW_ENV, plans)   # ("": the default)
     b = make_fp8_batch([9000, 4500, 600, 0, 1], qo_len, heads, 64, DTYPES[dtype],
                        seed=heads * 7 + qo_len, ckv_scale=2.0 ** -12 if scaled else 0.37,
                        kpe_scale=3 * 2.0 ** -12 if scaled else 1.9)
     if scaled:
         big = 2.0 ** 12 if dtype == "bf16" else 2.0 ** 9
         scale_query_heads(b, [big, 2.0 ** -10, 1.0, 2.0 ** 5])
-    plan_run_check(new_wrapper(workspace, backend="sm90"), b, qo_len > 1, poison)
+    w = new_wrapper(workspace, backend="sm90")
+    plan_run_check(w, b, qo_len > 1, poison)
+    narrow_plans = qo_len == 1 and plans == ""
+    assert w._impl.layout.rows_per_tile == (sm90.NARROW_ROWS if narrow_plans else
+                                            sm90.ROWS_PER_TILE)
+
+
+@hopper
+@pytest.mark.parametrize("heads", [8, 16])
+def test_fp8_narrow_plans_take_mtp_rows_in_a_cuda_graph(workspace, heads):
+    """A use_cuda_graph=True wrapper first planned for decode keeps its 16-row plans (the
+    captured launch is the narrow instance without a wgmma path): re-planned for the same query
+    tokens as MTP rows (2 + 2, 1 + 3, 4 tokens a request; non-causal: the graph's), each
+    request's rows go in items of at most 16 rows, all narrow; replayed into NaN-poisoned out /
+    lse and checked."""
+    from mla_wrapper.backends import sm90
+
+    dev, ps, cap = "cuda", 64, 4
+    batches = [([3000, 700, 1, 2500], 1), ([5000, 64], [2, 2]), ([65, 4000], [1, 3]),
+               ([2049], [4]), ([1, 9000, 0, 300], 1)]
+    max_pages = max(sum((L + ps - 1) // ps for L in lens) for lens, _ in batches) + 3
+    bufs = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
+                kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
+                kv_indices=torch.zeros(max_pages, dtype=torch.int32, device=dev),
+                kv_len_arr=torch.zeros(cap, dtype=torch.int32, device=dev))
+    w = new_wrapper(workspace, use_cuda_graph=True, backend="sm90", **bufs)
+    q = torch.empty(cap, heads, 576, dtype=torch.bfloat16, device=dev)
+    cache = torch.zeros(max_pages, ps, 576, dtype=FP8, device=dev)
+    out = torch.empty(cap, heads, 512, dtype=torch.bfloat16, device=dev)
+    lse = torch.empty(cap, heads, dtype=torch.float32, device=dev)
+    ckv, kpe = cache[..., :512], cache[..., 512:]
+    kw = dict(ckv_scale=0.37, kpe_scale=1.9)
+    graph = None
+    for i, (lens, qo_len) in enumerate(batches):
+        b = make_fp8_batch(lens, qo_len, heads, ps, torch.bfloat16, seed=300 + i + heads, **kw)
+        assert b["q_nope"].shape[0] == cap
+        plan(w, b, False)
+        q[..., :512].copy_(b["q_nope"])
+        q[..., 512:].copy_(b["q_pe"])
+        n = b["ckv"].shape[0]
+        ckv[:n].copy_(b["ckv"])
+        kpe[:n].copy_(b["kpe"])
+        if graph is None:
+            graph, _ = capture_graph(lambda: w.run(q[..., :512], q[..., 512:], ckv, kpe,
+                                                   out=out, lse=lse, **kw))
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check(dict(b, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe), out, lse,
+              False)
+        assert w._impl.layout.rows_per_tile == sm90.NARROW_ROWS
 
 
 @hopper
@@ -600,7 +687,8 @@ def test_fp8_cuda_graph_replans(workspace, monkeypatch, heads, cap, tall_env):
     re-planned at the same batch size with other lengths (split and not, empty requests) and
     new cache / query values, replayed into NaN-poisoned out / lse and checked. 32 heads: the
     tall instance's 32-row plans with a capacity of 16 or 80 (kept by every re-plan, short
-    batches too) and, with MLA_WRAPPER_SM90_TALL=all, of 8 (cluster pairs)."""
+    batches too) and, with MLA_WRAPPER_SM90_TALL=all, of 8 (cluster pairs); 16 heads: the
+    narrow plans (16-row tiles) whatever the lengths."""
     from mla_wrapper.backends import sm90
 
     monkeypatch.setenv(sm90.TALL_ENV, tall_env)   # ("": the default)
@@ -641,10 +729,11 @@ def test_fp8_cuda_graph_replans(workspace, monkeypatch, heads, cap, tall_env):
         torch.cuda.synchronize()
         check(dict(b, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe), out, lse,
                   False)
-        tall = sm90.rows_per_tile_for(heads, FP8, batch=cap,
-                                      num_ctas=w._impl.layout.num_ctas) == sm90.TALL_ROWS
-        assert tall == (heads == 32 and (cap >= 16 or tall_env == "all"))
-        assert w._impl.layout.rows_per_tile == (sm90.TALL_ROWS if tall else sm90.ROWS_PER_TILE)
+        rows = sm90.rows_per_tile_for(heads, FP8, batch=cap, num_ctas=w._impl.layout.num_ctas)
+        tall = heads == 32 and (cap >= 16 or tall_env == "all")
+        assert rows == (sm90.TALL_ROWS if tall else sm90.NARROW_ROWS if heads == 16 else
+                        sm90.ROWS_PER_TILE)
+        assert w._impl.layout.rows_per_tile == rows
 
 
 # ------------------------------------------------------------------------------ GPU errors

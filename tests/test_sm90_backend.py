@@ -152,7 +152,7 @@ def test_compile_sm90_bf16(kv_dtype):
     plan, args = ws.MlaPlanStruct(), ws.MlaRunArgsStruct()
     for name in ("cta_work_indptr", "work_info", "request_info", "counts"):
         setattr(plan, name, 4096)
-    plan.num_ctas, plan.rows_per_tile, plan.kv_tile = 1, 16, sm90.KV_TILE
+    plan.num_ctas, plan.rows_per_tile, plan.kv_tile = 1, 8, sm90.KV_TILE
     for name in ("q_nope", "q_pe", "ckv", "kpe", "out", "kv_indices"):
         setattr(args, name, 4096)
     args.num_heads, args.page_size, args.sm_scale = 16, 64, 0.07
@@ -163,6 +163,12 @@ def test_compile_sm90_bf16(kv_dtype):
     plan.rows_per_tile = sm90.TALL_ROWS
     args.num_heads = 64
     with pytest.raises(KernelError, match="at most 32 heads" if kv_dtype else
+                       "rows_per_tile must be 64"):
+        run()
+    # 16-row plans: the e4m3 library's narrow instance without a wgmma path (<= 16 heads)
+    plan.rows_per_tile = sm90.NARROW_ROWS
+    args.num_heads = 32
+    with pytest.raises(KernelError, match="at most 16 heads" if kv_dtype else
                        "rows_per_tile must be 64"):
         run()
     args.num_heads = 16

@@ -39,6 +39,15 @@ TALL_TILES_PER_CTA = 6    # ... of at least 6 kv tiles a CTA in all, lengths not
                           # (a CUDA-graph capacity; rows_per_tile_for)
 NARROW_HEADS = 16         # at most this many heads: the e4m3 kernel's narrow instance instead
 TALL_ENV = "MLA_WRAPPER_SM90_TALL"
+# The narrow plans (include/mla_wrapper/sm90/work.cuh kNarrowPlans): decode batches over an fp8
+# cache with NARROW_MIN_HEADS..NARROW_HEADS heads that divide ROWS_PER_TILE (8 or 16: TP16 /
+# TP8; the heads whose query rows the kernel loads by TMA) are planned in NARROW_ROWS-row tiles,
+# whose items the narrow instance without a wgmma path runs (every item <= 16 rows, MTP's too);
+# rows_per_tile_for. MLA_WRAPPER_SM90_NARROW_PLANS=0 turns them off (64-row plans: the narrow
+# instance with a wgmma path for items past 16 rows or of one tile).
+NARROW_ROWS = 16
+NARROW_MIN_HEADS = 8      # fewer heads: the query by cp.async, the 64-row plans' kernel
+NARROW_ENV = "MLA_WRAPPER_SM90_NARROW_PLANS"
 ARCH = "sm_90a"           # wgmma / setmaxnreg need the arch-specific target
 # warmup's --dtype names: fp8_e4m3 builds the fp8-cache library of each 16-bit query dtype
 WARMUP_DTYPES = DTYPES + ("fp8_e4m3",)
@@ -94,7 +103,12 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
                       num_ctas: int = 132, kv_lens=None) -> int:
     """Rows per tile of this family's plans for ``num_heads`` heads over a cache of
     ``kv_dtype`` (None: the query's 16-bit dtype), ``batch`` requests (``decode``: as many query
-    tokens) of ``kv_lens`` tokens (an array; None: not known) on ``num_ctas`` CTAs: TALL_ROWS
+    tokens) of ``kv_lens`` tokens (an array; None: not known) on ``num_ctas`` CTAs:
+    NARROW_ROWS (the narrow plans) for an fp8 cache with 8 or 16 heads and decode, unless
+    MLA_WRAPPER_SM90_NARROW_PLANS=0 or the lengths are known and so few that the planner cuts
+    them in one-tile pieces (at most num_ctas / 4 kv tiles in all, none past 16 tiles:
+    planner_cost), which the 64-row plans' narrow instance runs on its wgmma path (H200,
+    H=16 B=1 L=1024: 0.96x with every item narrow; logs/sm90_s65_2026-11-29); TALL_ROWS
     (the tall instance) for an fp8 cache with NARROW_HEADS < num_heads <= TALL_ROWS and decode,
     where the CTAs' work is long: more requests than cluster pairs (batch > num_ctas / 2), or
     at least num_ctas / TALL_BATCH_DIV requests of at least TALL_TILES_PER_CTA kv tiles a CTA
@@ -115,6 +129,12 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
     where they fit."""
     from . import _env_switch  # noqa: PLC0415
 
+    if (is_fp8_kv(kv_dtype) and decode and NARROW_MIN_HEADS <= num_heads <= NARROW_HEADS
+            and ROWS_PER_TILE % num_heads == 0 and _env_switch(NARROW_ENV, True)):
+        one_tile_pieces = kv_lens is not None and len(kv_lens) > 0 and \
+            int(kv_lens.max()) <= 16 * KV_TILE and \
+            int(((kv_lens + KV_TILE - 1) // KV_TILE).sum()) <= num_ctas // 4
+        return ROWS_PER_TILE if one_tile_pieces else NARROW_ROWS
     if not (is_fp8_kv(kv_dtype) and NARROW_HEADS < num_heads <= TALL_ROWS and decode):
         return ROWS_PER_TILE
     if os.environ.get(TALL_ENV, "").strip().lower() == "all":

@@ -37,13 +37,15 @@ namespace sm90 {
 // kDsRows: FlashMLA's rows (KvDsMla; kE4m3 too): the gather mode's L2 prefetch takes their
 // 128-byte rope.
 // kTall: the tall instance (tall.cuh): a plan of kTallRows-row items, each run by tall_item.
-template <typename T, bool kQTma, bool kEarlyQ, bool kE4m3, bool kDsRows, bool kNarrow,
+// kNarrow: the narrow instances (work.cuh kNarrowMixed / kNarrowPlans; narrow.cuh).
+template <typename T, bool kQTma, bool kEarlyQ, bool kE4m3, bool kDsRows, int kNarrow,
           bool kTall, typename Kv>
 __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const QTensorMaps& qm, const CtaStart<Kv>& start,
                                         char* smem,
                                         uint64_t* full, uint64_t* empty) {
   using TG = std::conditional_t<kE4m3, __half, T>;  // the GEMMs' operand element
+  constexpr int kRows = kPlanRows<kNarrow, kTall>;  // the plan's rows per tile (work.cuh)
   const int ctid = threadIdx.x - 128;  // 0..255
   const int w_begin = start.w_begin(), w_end = start.w_end();
   // (a shuffle from lane 0 tells the compiler g is warp-uniform: what derives from it, like the
@@ -73,8 +75,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
   grid_dependency_wait();  // (as in produce: q, out, lse and the partials come after it)
   bool q_issued = false;  // this item's Q went in during the previous item (q_next)
   for (int w = w_begin; w < w_end; ++w) {
-    const WorkItem item = start.template at<kTall ? kTallRows : kRowsPerTile>(plan, w, num_heads,
-                                                                             kvm);
+    const WorkItem item = start.template at<kRows>(plan, w, num_heads, kvm);
     [[maybe_unused]] const int seq0 = seq;  // trace: the item's events go with its first tile
     if (kQTma) fence_proxy_async();  // the epilogue's staging stores come before the TMA's Q writes
     named_barrier(kBarQ, kConsumerThreads);  // the previous item is done with Q and red_sum
@@ -104,10 +105,10 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     // the score scale of this thread's rows (an e4m3 cache: over their power of two, q_to_f16)
     float sl[2] = {scale_log2, scale_log2};
     // (kNarrow: this item's tiles on mma.sync over its rows 0-15, narrow_tiles)
-    const bool narrow = kNarrow && narrow_item(item);
+    const bool narrow = kNarrow && narrow_item<kNarrow>(item);
     if (kE4m3 && item.num_tiles > 0) {
       if (!MLAW_SM90_PROBE_NO_QF16)
-        q_to_f16<T, kNarrow, kTall>(smem + kSmemQ, red_sum, rows, item.valid_rows,
+        q_to_f16<T, kNarrow != 0, kTall>(smem + kSmemQ, red_sum, rows, item.valid_rows,
                                     args.kpe_scale, scale_log2, g, lane, sl, narrow);
       if (g == 0) MLAW_TRACE(seq0, 29);
     }
@@ -448,7 +449,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
         const int64_t token = item.qo_start + heads.div(grow);
         const int64_t head = heads.mod(grow, num_heads);
         const float lse2 = pair ? pair_lse[row] : l > 0.f ? m_run[r] + log2f(l) : -INFINITY;
-        store_row_lse<kRowsPerTile>(plan, args, out_slot, row, token, head, lse2);
+        store_row_lse<kRows>(plan, args, out_slot, row, token, head, lse2);
         if constexpr (Kv::kMaskInvalid) {
           if (out_slot < 0) kvm.store_max_logit(token, head, m_max[r]);
         }
@@ -488,7 +489,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
               static_cast<int64_t>(heads.mod(grow, num_heads)) * args.out_stride_head;
       } else {
         dst = static_cast<T*>(plan.partial_o) +
-              (static_cast<int64_t>(out_slot) * kRowsPerTile + row) * kHeadDimCkv;
+              (static_cast<int64_t>(out_slot) * kRows + row) * kHeadDimCkv;
       }
       *reinterpret_cast<uint4*>(dst + g * kOutCols + 8 * lane) = x;
     }

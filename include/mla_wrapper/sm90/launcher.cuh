@@ -412,10 +412,13 @@ inline bool early_q_for(const MlaPlan& plan, const MlaRunArgs& a) {
   return MLAW_SM90_EARLY_Q && int64_t(a.num_q_tokens) * tiles_per_token > plan.num_ctas;
 }
 
-// The paged e4m3 kernel's Q-by-TMA instance whose items of <= 16 valid rows run their tiles on
-// mma.sync over those rows (narrow.cuh narrow_tiles) where the heads are that few; it has no
-// early Q (its exchange of partial scores uses the Q tile), and items of more rows (MTP) take
-// the wgmma path in it.
+// The paged e4m3 kernel's narrow instances (work.cuh kNarrow), whose items run their tiles on
+// mma.sync over 16 rows (narrow.cuh narrow_tiles) where the heads are that few; neither has
+// early Q (its exchange of partial scores uses the Q tile), and both load Q by TMA. kNarrowMixed
+// runs 64-row plans, whose items of more rows (MTP) or one tile take the wgmma path in it;
+// kNarrowPlans runs plans of kNarrowRows-row tiles (sm90.py rows_per_tile_for: decode batches
+// of 8 or 16 heads), all narrow. (A run whose query gets no TMA map, which checked inputs of 8
+// or 16 heads always do, is refused for such a plan: run.)
 template <typename Kv, typename TKv>
 constexpr bool kNarrowKernel =
     MLAW_SM90_NARROW && kQTmaKernel && std::is_same<Kv, PagedKv>::value &&
@@ -442,16 +445,21 @@ inline cudaError_t set_kernel_attribute(cudaFuncAttribute attr, int value) {
     if constexpr (std::is_same<Kv, PagedKv>::value)
       if (err == cudaSuccess)
         err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, true, TKv>, attr, value);
-    if constexpr (kNarrowKernel<Kv, TKv>)
+    if constexpr (kNarrowKernel<Kv, TKv>) {
       if (err == cudaSuccess)
-        err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, false, TKv, true>, attr, value);
+        err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, false, TKv, kNarrowMixed>, attr,
+                                   value);
+      if (err == cudaSuccess)
+        err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, true, false, TKv, kNarrowPlans>, attr,
+                                   value);
+    }
   }
   if constexpr (kTallKernel<Kv, TKv>) {
     if (err == cudaSuccess)
-      err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, false, false, TKv, false, true>, attr,
+      err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, false, false, TKv, 0, true>, attr,
                                  value);
     if (kQTmaKernel && err == cudaSuccess)
-      err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, kQTmaKernel, false, TKv, false, true>,
+      err = cudaFuncSetAttribute(mla_sm90_kernel<T, Kv, kQTmaKernel, false, TKv, 0, true>,
                                  attr, value);
   }
   return err;
@@ -485,14 +493,16 @@ struct DeviceSetup {
 template <typename T, typename Kv = PagedKv, typename TKv = T>
 int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const char* name,
         const Kv& kvm = Kv()) {
-  // the tall instance's plans (tall.cuh): 32-row tiles
+  // the tall instance's plans (tall.cuh): 32-row tiles; kNarrowPlans': 16-row tiles
   const bool tall = kTallKernel<Kv, TKv> && plan != nullptr && plan->rows_per_tile == kTallRows;
-  if (int st = check_run_args(plan, args, name, tall ? kTallRows : kRowsPerTile, kKvTile))
-    return st;
-  if (tall && args->num_heads > kTallRows)
-    return fail("%s: a plan of %d-row tiles (the tall instance's) takes at most %d heads, got "
-                "num_heads = %d; plan with rows_per_tile = %d", name, kTallRows, kTallRows,
-                args->num_heads, kRowsPerTile);
+  const bool narrow_plan =
+      kNarrowKernel<Kv, TKv> && plan != nullptr && plan->rows_per_tile == kNarrowRows;
+  const int plan_rows = tall ? kTallRows : narrow_plan ? kNarrowRows : kRowsPerTile;
+  if (int st = check_run_args(plan, args, name, plan_rows, kKvTile)) return st;
+  if ((tall || narrow_plan) && args->num_heads > plan_rows)
+    return fail("%s: a plan of %d-row tiles (the %s instance's) takes at most %d heads, got "
+                "num_heads = %d; plan with rows_per_tile = %d", name, plan_rows,
+                tall ? "tall" : "narrow", plan_rows, args->num_heads, kRowsPerTile);
   // An e4m3 cache: the kernel widens its values exactly (to f16) and leaves the scales to the
   // score scale (sm_scale x ckv_scale) and the output (x ckv_scale, consume's kE4m3); the
   // query's rope columns are multiplied by kpe_scale / ckv_scale (q_to_f16).
@@ -564,13 +574,23 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
         if constexpr (std::is_same<Kv, PagedKv>::value)
           if (early_q_for(*plan, *args)) kernel = mla_sm90_kernel<T, Kv, true, true, TKv>;
         if constexpr (kNarrowKernel<Kv, TKv>)  // (in place of early Q: see kNarrowKernel)
-          if (narrow_for(*args)) kernel = mla_sm90_kernel<T, Kv, true, false, TKv, true>;
+          if (narrow_for(*args)) kernel = mla_sm90_kernel<T, Kv, true, false, TKv, kNarrowMixed>;
       }
+    if constexpr (kNarrowKernel<Kv, TKv>) {
+      if (narrow_plan && qmaps.box_heads == 0)
+        return fail("%s: a plan of %d-row tiles (the narrow instance's) loads the query by TMA, "
+                    "and no TMA map could be made for q_nope / q_pe (num_heads = %d, strides "
+                    "%lld / %lld elements); plan with MLA_WRAPPER_SM90_NARROW_PLANS=0 set",
+                    name, kNarrowRows, args->num_heads,
+                    static_cast<long long>(args->q_nope_stride_token),
+                    static_cast<long long>(args->q_nope_stride_head));
+      if (narrow_plan) kernel = mla_sm90_kernel<T, Kv, true, false, TKv, kNarrowPlans>;
+    }
     if constexpr (kTallKernel<Kv, TKv>)
       if (tall)
         kernel = qmaps.box_heads > 0
-                     ? mla_sm90_kernel<T, Kv, kQTmaKernel, false, TKv, false, true>
-                     : mla_sm90_kernel<T, Kv, false, false, TKv, false, true>;
+                     ? mla_sm90_kernel<T, Kv, kQTmaKernel, false, TKv, 0, true>
+                     : mla_sm90_kernel<T, Kv, false, false, TKv, 0, true>;
     const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, *plan, *args, kvm,
                                                make_kv_maps<Kv, TKv>(*args), qmaps);
     if (err != cudaSuccess) return static_cast<int>(err);
@@ -580,6 +600,9 @@ int run(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t stream, const 
   if constexpr (kTallKernel<Kv, TKv>)
     if (tall)  // (the tall plans' partial slots: 32 rows)
       return sm80::launch_combine<T, T, kTallRows>(plan, args, stream, ds.sm_count, true);
+  if constexpr (kNarrowKernel<Kv, TKv>)
+    if (narrow_plan)  // (16 rows)
+      return sm80::launch_combine<T, T, kNarrowRows>(plan, args, stream, ds.sm_count, true);
   return sm80::launch_combine<T, T>(plan, args, stream, ds.sm_count, /*pdl=*/true);
 }
 

@@ -127,7 +127,8 @@
 // dequant_tile_ds multiplies each value by its row's scale of its 128 columns; the scales of the
 // run are 1).
 // The widening's measured history: dequant.cuh.
-// With <= 16 heads (TP8) the e4m3 kernel is its narrow instance: an item's tiles on mma.sync
+// With <= 16 heads (TP8) the e4m3 kernel is a narrow instance (work.cuh kNarrowMixed, or for
+// decode's 16-row plans kNarrowPlans, which has no wgmma path): an item's tiles on mma.sync
 // over its 16 rows (narrow.cuh; H=16 rows 1.04-1.10x faster, session 51; Q's fragments
 // in registers and a pairwise exchange of partial scores 1.04-1.10x more, session 52), which
 // read the e4m3 bytes as they land and widen their fragments in registers: no widening in
@@ -186,7 +187,7 @@ __device__ __forceinline__ void prefetch_combine_plan(const MlaPlan& plan) {
 // element, T or KvE4m3 (an e4m3 cache, paged or the gather mode's slots: produce /
 // dequant_tile).
 template <typename T, typename Kv = PagedKv, bool kQTma = false, bool kEarlyQ = false,
-          typename TKv = T, bool kNarrow = false, bool kTall = false>
+          typename TKv = T, int kNarrow = 0, bool kTall = false>
 __global__ void __launch_bounds__(kThreads, 1)
     mla_sm90_kernel(const MlaPlan plan, const MlaRunArgs args, const Kv kvm,
                     const __grid_constant__ KvTensorMaps maps,
@@ -230,7 +231,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       prefetch_tensor_map(&maps.kpe);
     }
     if (threadIdx.x == 64) prefetch_combine_plan(plan);
-    produce<T, TKv, kNarrow, kTall ? kTallRows : kRowsPerTile>(
+    produce<T, TKv, kNarrow, kPlanRows<kNarrow, kTall>>(
         plan, args, kvm, maps, start, smem_addr(smem + kSmemKv), full, empty, empty + kStages + 3);
   } else {
     setmaxnreg_inc<kWidenedKv<TKv> ? kConsumerRegsE4m3 : kConsumerRegs>();

@@ -12,9 +12,9 @@
 namespace mlaw {
 namespace sm90 {
 
-// Narrow tiles (an e4m3 cache's kernel instance for <= 16 heads, kNarrow: launcher.cuh
-// narrow_for): an item of at least kNarrowMinTiles tiles with at most kNarrowRows valid rows
-// (H <= 16 decode) runs its tiles on mma.sync m16n8k16 over those 16 rows instead of wgmma's
+// Narrow tiles (an e4m3 cache's kernel instances for <= 16 heads, kNarrow: work.cuh): an item
+// of at most kNarrowRows valid rows (H <= 16 decode) and at least kNarrowMinTiles tiles (every
+// item of the kNarrowPlans instance's 16-row plans) runs its tiles on mma.sync m16n8k16 over those 16 rows instead of wgmma's
 // 64-row tile, 48 rows of which are padding there, and reads the tile's e4m3 bytes where they
 // land (the `raw` barrier; the producer does not widen these tiles, produce): each warp widens
 // the K and V fragments it needs in registers (cvt.rn.f16x2.e4m3x2, exact). Warp W = 4 g + q

@@ -9,6 +9,10 @@
 // producer's code laid out first (first stage ~2.1 us, but every CTA ended ~4.5 us later; B <=
 // 32 0.92-0.97x the speed), and the first item's first tiles loaded by the consumer thread that
 // issues Q (0.97-1.01x the speed: its page-id load holds warp 0, which the Q conversion waits for).
+// Session 65 (logs/sm90_s65_2026-11-29): the plain e4m3 instance (producer ~68 KB in) starts as
+// late (H=128: first stage ~6.6 us cold); a smaller function alone is no remedy (Q's conversion
+// in one pass of stores and dequant_tile as one subroutine, 123 -> 108 KB: 0.92-1.03x), but the
+// narrow instance without the wgmma path (kNarrowPlans, work.cuh) runs decode 1.02-1.075x faster.
 #pragma once
 
 #include <type_traits>
@@ -106,7 +110,7 @@ constexpr int kNarrowPrefetchMaxTiles = MLAW_SM90_NARROW_PREFETCH_MAX_TILES;
 // tile issued last is widened just before the producer waits for the next free stage, so that
 // a tile is widened while the consumers compute the one before it). kRows: the plan's rows per
 // tile (kTallRows in the tall instance).
-template <typename T, typename TKv, bool kNarrow, int kRows, typename Kv>
+template <typename T, typename TKv, int kNarrow, int kRows, typename Kv>
 __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& args, const Kv& kvm,
                                         const KvTensorMaps& maps, const CtaStart<Kv>& start,
                                         uint32_t kv_smem, uint64_t* full, uint64_t* empty,
@@ -209,7 +213,7 @@ __device__ __forceinline__ void produce(const MlaPlan& plan, const MlaRunArgs& a
         lone_busy && item.num_tiles >= kPacedMinTiles && item.num_tiles <= kPacedMaxTiles;
     paced = maps.paced_rows > 0 && short_item;
     // (narrow_tiles reads this item's e4m3 bytes as they land, on `raw`: no widening)
-    const bool narrow = kNarrow && narrow_item(item);
+    const bool narrow = kNarrow && narrow_item<kNarrow>(item);
     // whether this item's e4m3 tiles go to L2 before their stage wait (kE4m3PrefetchL2,
     // kE4m3PrefetchLines): not a narrow item's of more than kNarrowPrefetchMaxTiles tiles
     const bool prefetch_item = !narrow || item.num_tiles <= kNarrowPrefetchMaxTiles;

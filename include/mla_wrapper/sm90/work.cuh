@@ -57,9 +57,20 @@ struct WorkItem {
       : WorkItem(WorkRecord(plan, w), num_heads, kvm, rows) {}
 };
 
-// The e4m3 kernel's narrow instance (kNarrow: launcher.cuh narrow_for): which items run their
-// tiles on mma.sync over their rows 0-15 (narrow.cuh), for both roles: the producer
-// leaves those tiles' e4m3 bytes as they land, the consumers read them as they are.
+// The e4m3 kernel's narrow instances (kNarrow, launcher.cuh): which items run their tiles on
+// mma.sync over their rows 0-15 (narrow.cuh), for both roles: the producer leaves those tiles'
+// e4m3 bytes as they land, the consumers read them as they are.
+// - kNarrowMixed (plans of 64-row tiles with <= 16 heads): items of <= 16 valid rows and at
+//   least kNarrowMinTiles tiles; the others (MTP's rows past 16, one-tile items) take the wgmma
+//   path over tiles widened in shared memory.
+// - kNarrowPlans (plans of kNarrowRows-row tiles: sm90.py rows_per_tile_for, decode batches of
+//   8 or 16 heads): every item, so the instance has no wgmma path and no widening. H200 A/B
+//   of that build against kNarrowMixed on the same 64-row decode plans (session 65,
+//   logs/sm90_s65_2026-11-29 runs 1-2, the probe MLAW_SM90_PROBE_NARROW_ONLY): after do_bench's
+//   flush H=8-16 B=1-8 L=4096 1.03-1.075x faster, B=16-128 1.01-1.04x, CUDA graphs 1.0-1.05x;
+//   but B=1 L=1024 (one-tile items) 0.96x, which rows_per_tile_for leaves to 64-row plans
+//   where it knows the lengths.
+constexpr int kNarrowMixed = 1, kNarrowPlans = 2;
 #ifndef MLAW_SM90_NARROW  // 0: the launcher never picks the narrow instance (A/B builds)
 #define MLAW_SM90_NARROW 1
 #endif
@@ -76,9 +87,15 @@ struct WorkItem {
 #endif
 constexpr int kNarrowRows = 16;
 constexpr int kNarrowMinTiles = MLAW_SM90_NARROW_MIN_TILES;
+template <int kNarrow>
 __device__ __forceinline__ bool narrow_item(const WorkItem& item) {
+  if constexpr (kNarrow == kNarrowPlans) return true;  // (every item has <= kNarrowRows rows)
   return item.valid_rows <= kNarrowRows && item.num_tiles >= kNarrowMinTiles;
 }
+// The rows per tile of the plans an instance runs (the item's row0 = row_tile x this, and its
+// partial slot's rows): the tall instance's kTallRows, kNarrowPlans' kNarrowRows, else 64.
+template <int kNarrow, bool kTall>
+constexpr int kPlanRows = kTall ? kTallRows : kNarrow == kNarrowPlans ? kNarrowRows : kRowsPerTile;
 
 // CTA c's first item, guessed to be at index c, as in a plan of at most one item per busy CTA
 // (B=1's pieces, batches cut into cluster pairs): each role uses that record without waiting
