@@ -109,7 +109,7 @@ __device__ __forceinline__ void consume(const MlaPlan& plan, const MlaRunArgs& a
     if (kE4m3 && item.num_tiles > 0) {
       if (!MLAW_SM90_PROBE_NO_QF16)
         q_to_f16<T, kNarrow != 0, kTall>(smem + kSmemQ, red_sum, rows, item.valid_rows,
-                                    args.kpe_scale, scale_log2, g, lane, sl, narrow);
+                                         args.kpe_scale, scale_log2, g, lane, sl, narrow);
       if (g == 0) MLAW_TRACE(seq0, 29);
     }
     q_issued = q_next;

@@ -14,11 +14,11 @@ namespace sm90 {
 
 // Narrow tiles (an e4m3 cache's kernel instances for <= 16 heads, kNarrow: work.cuh): an item
 // of at most kNarrowRows valid rows (H <= 16 decode) and at least kNarrowMinTiles tiles (every
-// item of the kNarrowPlans instance's 16-row plans) runs its tiles on mma.sync m16n8k16 over those 16 rows instead of wgmma's
-// 64-row tile, 48 rows of which are padding there, and reads the tile's e4m3 bytes where they
-// land (the `raw` barrier; the producer does not widen these tiles, produce): each warp widens
-// the K and V fragments it needs in registers (cvt.rn.f16x2.e4m3x2, exact). Warp W = 4 g + q
-// (q = warp) = 2 pm + ph:
+// item of the kNarrowPlans instance's 16-row plans) runs its tiles on mma.sync m16n8k16 over
+// those 16 rows instead of wgmma's 64-row tile, 48 rows of which are padding there, and reads
+// the tile's e4m3 bytes where they land (the `raw` barrier; the producer does not widen these
+// tiles, produce): each warp widens the K and V fragments it needs in registers
+// (cvt.rn.f16x2.e4m3x2, exact). Warp W = 4 g + q (q = warp) = 2 pm + ph:
 //   scores: warp W takes tokens 16 pm .. 16 pm + 15 of the tile and half of the 576 columns
 //     (latent boxes 2 ph, 2 ph + 1 and 32 rope columns, in a k order that lets one 16-byte read
 //     of a token's e4m3 row feed four k-steps; Q's fragments, in the same order, held in 72

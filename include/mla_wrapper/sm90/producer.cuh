@@ -11,8 +11,11 @@
 // issues Q (0.97-1.01x the speed: its page-id load holds warp 0, which the Q conversion waits for).
 // Session 65 (logs/sm90_s65_2026-11-29): the plain e4m3 instance (producer ~68 KB in) starts as
 // late (H=128: first stage ~6.6 us cold); a smaller function alone is no remedy (Q's conversion
-// in one pass of stores and dequant_tile as one subroutine, 123 -> 108 KB: 0.92-1.03x), but the
-// narrow instance without the wgmma path (kNarrowPlans, work.cuh) runs decode 1.02-1.075x faster.
+// in one pass of stores and dequant_tile as one subroutine, 123 -> 108 KB: 0.92-1.03x), while
+// the narrow instance without the wgmma path (kNarrowPlans, work.cuh) runs decode B=1-16
+// 1.00-1.09x faster than the 64-row plans' (B=32 L=2048 0.98x; runs 3-4). The micro tests there
+// put the cold start in what the previous launch evicted from the instruction caches, not in the
+// code's offset in the function.
 #pragma once
 
 #include <type_traits>
