@@ -250,8 +250,8 @@ CombineInstance combine_instance() {
 // Launches the combine kernel (partials of type P) after an attention launch on `stream` when
 // the plan has merge capacity. kRows: the plan's rows per tile, a compile-time constant (read
 // from the plan at run time, the kernel's SASS grew ~25%; logs/sm90_s58_2026-11-28 runs 1-2).
-// Grid: enough warps for max_merge_items x kRows rows x column parts (kCombineParts, or
-// kCombineManyParts for 16-bit partials of many merges), at least one CTA and at most the CTAs
+// Grid: enough warps for max_merge_items x max(kRows, 64) rows x column parts (kCombineParts,
+// or kCombineManyParts for 16-bit partials of many merges), at least one CTA and at most the CTAs
 // that fit at once (combine_ctas_per_sm) per SM: a grid past that ran in two waves (sized at
 // four an SM with three fitting, H=16 B=16's 512 CTAs left a second wave to start after
 // attention's end). 16-bit partials of a few merges, B=1,
@@ -272,8 +272,15 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
       many  ? combine_instance<T, P, kCombineManySlotBatch, kCombineManyParts, kRows>()
       : few ? combine_instance<T, P, kCombineFewSlotBatch, kCombineParts, kRows>()
             : combine_instance<T, P, kCombineSlotBatch, kCombineParts, kRows>();
+  // Sized for 64-row tiles whatever kRows: sm90's 16- and 32-row plans (narrow, tall) then deal
+  // their rows' units over as many CTAs, on every SM, as a 64-row plan's valid rows. Sized for
+  // their own rows (e.g. 132 CTAs of ~8 busy warps at H=16 B=32), the combine ended ~0.4 us
+  // later (H200, logs/sm90_s65_2026-11-29 run 5); sized for 64 (runs 7-8, two A/Bs): H=16
+  // B=32 L=2048 1.023-1.024x, TP4 B=16 1.031-1.034x, H=24 B=1 1.048-1.072x (graphs
+  // 1.025-1.030x), the other rows 0.976-1.01x (B=1 after the flush +-3%, the rows' noise).
+  constexpr int kGridRows = kRows > kRowsPerTile ? kRows : kRowsPerTile;
   const int64_t warps_needed =
-      static_cast<int64_t>(plan->max_merge_items) * kRows * inst.parts;
+      static_cast<int64_t>(plan->max_merge_items) * kGridRows * inst.parts;
   const int64_t blocks_needed = (warps_needed + kCombineWarps - 1) / kCombineWarps;
   const int max_grid = inst.ctas_per_sm * sm_count;
   // At least one CTA an SM: the units dealt to the CTAs in turn then put B=1's merging warps
