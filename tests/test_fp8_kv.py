@@ -521,19 +521,12 @@ def test_fp8_narrow_instance(workspace, poison, monkeypatch, heads, qo_len, dtyp
                                             sm90.ROWS_PER_TILE)
 
 
-@hopper
-@pytest.mark.parametrize("heads", [8, 16])
-def test_fp8_narrow_plans_take_mtp_rows_in_a_cuda_graph(workspace, heads):
-    """A use_cuda_graph=True wrapper first planned for decode keeps its 16-row plans (the
-    captured launch is the narrow instance without a wgmma path): re-planned for the same query
-    tokens as MTP rows (2 + 2, 1 + 3, 4 tokens a request; non-causal: the graph's), each
-    request's rows go in items of at most 16 rows, all narrow; replayed into NaN-poisoned out /
-    lse and checked."""
-    from mla_wrapper.backends import sm90
-
-    dev, ps, cap = "cuda", 64, 4
-    batches = [([3000, 700, 1, 2500], 1), ([5000, 64], [2, 2]), ([65, 4000], [1, 3]),
-               ([2049], [4]), ([1, 9000, 0, 300], 1)]
+def replay_fp8_replans(workspace, heads, cap, batches, seed, after_replay):
+    """A use_cuda_graph=True sm90 wrapper of capacity `cap` over one e4m3 cache (page 64, scales
+    0.37 / 1.9): each batch of `batches` ((kv lengths, qo_len), non-causal) planned, its query
+    and cache copied into the captured buffers, run() captured once (at the first), replayed into
+    NaN-poisoned out / lse and checked against the reference; then after_replay(wrapper, batch)."""
+    dev, ps = "cuda", 64
     max_pages = max(sum((L + ps - 1) // ps for L in lens) for lens, _ in batches) + 3
     bufs = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
                 kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
@@ -548,8 +541,7 @@ def test_fp8_narrow_plans_take_mtp_rows_in_a_cuda_graph(workspace, heads):
     kw = dict(ckv_scale=0.37, kpe_scale=1.9)
     graph = None
     for i, (lens, qo_len) in enumerate(batches):
-        b = make_fp8_batch(lens, qo_len, heads, ps, torch.bfloat16, seed=300 + i + heads, **kw)
-        assert b["q_nope"].shape[0] == cap
+        b = make_fp8_batch(lens, qo_len, heads, ps, torch.bfloat16, seed=seed + i + heads, **kw)
         plan(w, b, False)
         q[..., :512].copy_(b["q_nope"])
         q[..., 512:].copy_(b["q_pe"])
@@ -565,7 +557,27 @@ def test_fp8_narrow_plans_take_mtp_rows_in_a_cuda_graph(workspace, heads):
         torch.cuda.synchronize()
         check(dict(b, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe), out, lse,
               False)
+        after_replay(w, b)
+
+
+@hopper
+@pytest.mark.parametrize("heads", [8, 16])
+def test_fp8_narrow_plans_take_mtp_rows_in_a_cuda_graph(workspace, heads):
+    """A use_cuda_graph=True wrapper first planned for decode keeps its 16-row plans (the
+    captured launch is the narrow instance without a wgmma path): re-planned for the same query
+    tokens as MTP rows (2 + 2, 1 + 3, 4 tokens a request; non-causal: the graph's), each
+    request's rows go in items of at most 16 rows, all narrow; replayed into NaN-poisoned out /
+    lse and checked."""
+    from mla_wrapper.backends import sm90
+
+    batches = [([3000, 700, 1, 2500], 1), ([5000, 64], [2, 2]), ([65, 4000], [1, 3]),
+               ([2049], [4]), ([1, 9000, 0, 300], 1)]
+
+    def after_replay(w, b):
+        assert b["q_nope"].shape[0] == 4
         assert w._impl.layout.rows_per_tile == sm90.NARROW_ROWS
+
+    replay_fp8_replans(workspace, heads, 4, batches, 300, after_replay)
 
 
 @hopper
@@ -692,48 +704,17 @@ def test_fp8_cuda_graph_replans(workspace, monkeypatch, heads, cap, tall_env):
     from mla_wrapper.backends import sm90
 
     monkeypatch.setenv(sm90.TALL_ENV, tall_env)   # ("": the default)
-    dev, ps = "cuda", 64
     batches = [[700, 5, 3000, 0], [30, 4097, 1, 64], [2000] * 4, [0, 0, 1, 0], [65, 63, 1, 9000]]
-    batches = [lens * (cap // 4) for lens in batches]
-    max_pages = max(sum((L + ps - 1) // ps for L in lens) for lens in batches) + 3
-    bufs = dict(qo_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
-                kv_indptr=torch.zeros(cap + 1, dtype=torch.int32, device=dev),
-                kv_indices=torch.zeros(max_pages, dtype=torch.int32, device=dev),
-                kv_len_arr=torch.zeros(cap, dtype=torch.int32, device=dev))
-    w = new_wrapper(workspace, use_cuda_graph=True, backend="sm90", **bufs)
-    q = torch.empty(cap, heads, 576, dtype=torch.bfloat16, device=dev)
-    cache = torch.zeros(max_pages, ps, 576, dtype=FP8, device=dev)
-    out = torch.empty(cap, heads, 512, dtype=torch.bfloat16, device=dev)
-    lse = torch.empty(cap, heads, dtype=torch.float32, device=dev)
-    ckv, kpe = cache[..., :512], cache[..., 512:]
-    kw = dict(ckv_scale=0.37, kpe_scale=1.9)
 
-    def load(b):
-        q[..., :512].copy_(b["q_nope"])
-        q[..., 512:].copy_(b["q_pe"])
-        n = b["ckv"].shape[0]
-        ckv[:n].copy_(b["ckv"])
-        kpe[:n].copy_(b["kpe"])
-
-    graph = None
-    for i, lens in enumerate(batches):
-        b = make_fp8_batch(lens, 1, heads, ps, torch.bfloat16, seed=100 + i + heads, **kw)
-        plan(w, b, False)
-        load(b)
-        if graph is None:
-            graph, _ = capture_graph(lambda: w.run(q[..., :512], q[..., 512:], ckv, kpe,
-                                                   out=out, lse=lse, **kw))
-        out.fill_(float("nan"))
-        lse.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        check(dict(b, q_nope=q[..., :512], q_pe=q[..., 512:], ckv=ckv, kpe=kpe), out, lse,
-                  False)
+    def after_replay(w, b):
         rows = sm90.rows_per_tile_for(heads, FP8, batch=cap, num_ctas=w._impl.layout.num_ctas)
         tall = heads == 32 and (cap >= 16 or tall_env == "all")
         assert rows == (sm90.TALL_ROWS if tall else sm90.NARROW_ROWS if heads == 16 else
                         sm90.ROWS_PER_TILE)
         assert w._impl.layout.rows_per_tile == rows
+
+    replay_fp8_replans(workspace, heads, cap, [(lens * (cap // 4), 1) for lens in batches], 100,
+                       after_replay)
 
 
 # ------------------------------------------------------------------------------ GPU errors
