@@ -12,6 +12,7 @@ reference (NaN-poisoned outputs, fresh random data), then a short timing next to
     python benchmarks/check_sm90_dev.py --backend sm90 --variant "-DKNOB=1"  # checks + A/B timing
       of the family's library built with extra nvcc flags against the default build
       (--variant "lib:path/{dt}.so": a library built elsewhere, e.g. another schedule;
+      --variant lib:self: a copy of the default build, the A/A control of the slots' bias;
       --variant "cost:split_per_row=1,...": the same kernel planned with another cost model,
       with --ab-cases cuts: ragged and cut batches; --variant "planner:path/lib.so": the same
       kernel planned by another build of the planner library; --variant "env:NAME=VALUE,...":

@@ -202,16 +202,25 @@ def use_variant(impl, spec, run_export: str, dtype_name: str, flags: str):
     """Point a planned kernel (backends.planned.PlannedKernel: the dense or the sparse wrapper's
     _impl, after its first plan) at a development build of its library: `spec` built with extra
     nvcc flags ("-DKNOB=1 ..."), or "lib:path/{dt}.so", a library built elsewhere (dt: the
-    dtype name, bf16 / fp16). Later plans keep it (the module is cached per dtype). Returns the
+    dtype name, bf16 / fp16), or "lib:self", a copy of the default build loaded as a library of
+    its own: the A/A control of an A/B, whose rows move with the slot they are timed in (H200,
+    logs/sm90_s66_2026-11-29 runs 3-4: 3-6% at H=32 B=16 L=4096 and H=24 B=1 with the same
+    library in both slots). Later plans keep it (the module is cached per dtype). Returns the
     module it replaced (use_module puts it back), or None without flags."""
     if not flags:
         return None
     import dataclasses
+    import shutil
+    import tempfile
 
-    from mla_wrapper.jit import load
+    from mla_wrapper.jit import builder, load
     from mla_wrapper.jit.load import KernelModule
 
-    if flags.startswith("lib:"):
+    if flags == "lib:self":
+        copy = Path(tempfile.mkdtemp(prefix="mlaw_self_")) / "lib.so"
+        shutil.copy(builder.build(spec), copy)
+        mod = KernelModule(spec, copy)
+    elif flags.startswith("lib:"):
         mod = KernelModule(spec, Path(flags[4:].format(dt=dtype_name)))
     else:
         mod = load(dataclasses.replace(spec, extra_flags=tuple(spec.extra_flags) + tuple(flags.split())))

@@ -275,9 +275,9 @@ int launch_combine(const MlaPlan* plan, const MlaRunArgs* args, cudaStream_t str
   // Sized for 64-row tiles whatever kRows: sm90's 16- and 32-row plans (narrow, tall) then deal
   // their rows' units over as many CTAs, on every SM, as a 64-row plan's valid rows. Sized for
   // their own rows (e.g. 132 CTAs of ~8 busy warps at H=16 B=32), the combine ended ~0.4 us
-  // later (H200, logs/sm90_s65_2026-11-29 run 5); sized for 64 (runs 7-8, two A/Bs): H=16
-  // B=32 L=2048 1.023-1.024x, TP4 B=16 1.031-1.034x, H=24 B=1 1.048-1.072x (graphs
-  // 1.025-1.030x), the other rows 0.976-1.01x (B=1 after the flush +-3%, the rows' noise).
+  // later (H200, logs/sm90_s65_2026-11-29 run 5); sized for 64, H=16 B=32 L=2048 ran
+  // 1.021-1.026x faster (logs/sm90_s66_2026-11-29 run 4, next to A/A sets at 1.000-1.003x
+  // there), the other narrow rows and the tall plans' rows equal within the A/A sets' spread.
   constexpr int kGridRows = kRows > kRowsPerTile ? kRows : kRowsPerTile;
   const int64_t warps_needed =
       static_cast<int64_t>(plan->max_merge_items) * kGridRows * inst.parts;
