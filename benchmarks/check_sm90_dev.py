@@ -135,6 +135,9 @@ def main():
     ap.add_argument("--tag", default="", help="tag of the rows --power records (power.jsonl)")
     ap.add_argument("--data", choices=DATA, default="randn",
                     help="--power: value distribution of the inputs (bench_decode.DATA)")
+    ap.add_argument("--ab-ws", choices=("own", "shared"), default="own",
+                    help="A/B timing: each wrapper plans on a float workspace of its own (own), "
+                         "or both on one (shared: the partials at the same addresses)")
     ap.add_argument("--preceded", action="store_true",
                     help="A/B timing: a copy kernel writes the query rows right before each run()")
     ap.add_argument("--ab-only", action="store_true",
@@ -232,7 +235,7 @@ def main():
     print("checks skipped (--ab-only)" if args.ab_only else f"{bad} bad of {len(cases)}")
     if args.variant and not bad:
         ab_timing(args.backend, args.variant, ws, args.page, args.ab_cases, args.flush,
-                  args.preceded, args.fp8, args.ab_dtype)
+                  args.preceded, args.fp8, args.ab_dtype, args.ab_ws == "shared")
     sys.exit(1 if bad else 0)
 
 
@@ -616,9 +619,11 @@ def planner_cost_variant(variant):
 
 
 def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preceded=False,
-              fp8=False, dtype="bf16"):
+              fp8=False, dtype="bf16", shared_ws=False):
     """Median times (L2 flushed) of the default and the variant build on the same tensors, each
     the mean of two measurements taken in the order default, variant, variant, default.
+    shared_ws: both wrappers plan on one float workspace (their partial slots at the same
+    addresses; the runs are serialized on one stream), else each on its own.
     preceded: each timed call (and graph) is the query rows written by a copy kernel, as a
     model's projection writes them, then run(). fp8: over an e4m3 copy of the cache. dtype:
     the query's element type ('bf16' or 'fp16')."""
@@ -648,8 +653,10 @@ def ab_timing(backend, variant, ws, page=64, cases="grid", flush="dirty", preced
         b = make_batch(lens, qo, h, page, q_dtype)
         ckv, kpe, scales = run_cache(b, fp8)
         fns = []
+        float_ws = torch.empty_like(ws) if shared_ws else None
         for flags in ("", variant):
-            w = BatchMLAPagedAttentionWrapper(torch.empty_like(ws), backend=backend)
+            w = BatchMLAPagedAttentionWrapper(
+                float_ws if shared_ws else torch.empty_like(ws), backend=backend)
             if flags and cost is not None:
                 sm90.planner_cost = lambda: cost
             if flags and other_planner is not None:

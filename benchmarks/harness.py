@@ -203,9 +203,9 @@ def use_variant(impl, spec, run_export: str, dtype_name: str, flags: str):
     _impl, after its first plan) at a development build of its library: `spec` built with extra
     nvcc flags ("-DKNOB=1 ..."), or "lib:path/{dt}.so", a library built elsewhere (dt: the
     dtype name, bf16 / fp16), or "lib:self", a copy of the default build loaded as a library of
-    its own: the A/A control of an A/B, whose rows move with the slot they are timed in (H200,
-    logs/sm90_s66_2026-11-29 runs 3-4: 3-6% at H=32 B=16 L=4096 and H=24 B=1 with the same
-    library in both slots). Later plans keep it (the module is cached per dtype). Returns the
+    its own: the A/A control of an A/B with a second library, whose code at other addresses ran
+    some rows 2-5% apart from the same code in the first (H200, logs/sm90_s66_2026-11-29 runs
+    3-6: fp8 H=32 B=16 L=4096, H=24 B=1; one library in both slots, `env:` variants, did not). Later plans keep it (the module is cached per dtype). Returns the
     module it replaced (use_module puts it back), or None without flags."""
     if not flags:
         return None
