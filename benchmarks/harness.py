@@ -198,28 +198,44 @@ def use_module(impl, mod, run_export: str):
     return old
 
 
+_SELF_COPIES: dict = {}  # default build's library -> its copy ("lib:self" variants)
+
+
+def _self_copy(spec) -> Path:
+    """A copy of spec's built library in a temporary folder, made once per library per process."""
+    import shutil
+    import tempfile
+
+    from mla_wrapper.jit import builder
+
+    built = builder.build(spec)
+    if built not in _SELF_COPIES:
+        copy = Path(tempfile.mkdtemp(prefix="mlaw_self_")) / "lib.so"
+        shutil.copy(built, copy)
+        _SELF_COPIES[built] = copy
+    return _SELF_COPIES[built]
+
+
 def use_variant(impl, spec, run_export: str, dtype_name: str, flags: str):
     """Point a planned kernel (backends.planned.PlannedKernel: the dense or the sparse wrapper's
     _impl, after its first plan) at a development build of its library: `spec` built with extra
     nvcc flags ("-DKNOB=1 ..."), or "lib:path/{dt}.so", a library built elsewhere (dt: the
     dtype name, bf16 / fp16), or "lib:self", a copy of the default build loaded as a library of
-    its own: the A/A control of an A/B with a second library, whose code at other addresses ran
-    some rows 2-5% apart from the same code in the first (H200, logs/sm90_s66_2026-11-29 runs
-    3-6: fp8 H=32 B=16 L=4096, H=24 B=1; one library in both slots, `env:` variants, did not). Later plans keep it (the module is cached per dtype). Returns the
-    module it replaced (use_module puts it back), or None without flags."""
+    its own (one copy per build, as one "lib:" path is one library): the A/A control of an A/B
+    with a second library, whose code at other addresses ran some rows 2-5% apart from the same
+    code in the first (H200, logs/sm90_s66_2026-11-29 runs 3-6: fp8 H=32 B=16 L=4096, H=24 B=1;
+    one library in both slots, `env:` variants, did not). Later plans keep it (the module is
+    cached per dtype). Returns the module it replaced (use_module puts it back), or None without
+    flags."""
     if not flags:
         return None
     import dataclasses
-    import shutil
-    import tempfile
 
-    from mla_wrapper.jit import builder, load
+    from mla_wrapper.jit import load
     from mla_wrapper.jit.load import KernelModule
 
     if flags == "lib:self":
-        copy = Path(tempfile.mkdtemp(prefix="mlaw_self_")) / "lib.so"
-        shutil.copy(builder.build(spec), copy)
-        mod = KernelModule(spec, copy)
+        mod = KernelModule(spec, _self_copy(spec))
     elif flags.startswith("lib:"):
         mod = KernelModule(spec, Path(flags[4:].format(dt=dtype_name)))
     else:
