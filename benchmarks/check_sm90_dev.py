@@ -106,7 +106,8 @@ def main():
     ap.add_argument("--small", action="store_true", help="four small cases (compute-sanitizer)")
     ap.add_argument("--fp8", action="store_true", help="the checks over an fp8 (e4m3) cache "
                     "with scales (sm90); the A/B timing, --trace, --spans and --profile of ours "
-                    "over an e4m3 copy of the cache; --timeline: sm90 over that copy too")
+                    "over an e4m3 copy of the cache; --timeline and --power: sm90 over that copy "
+                    "too")
     ap.add_argument("--variant", default="", help="extra nvcc flags: check that build, then "
                     "time it against the default one")
     ap.add_argument("--profile", nargs=3, type=int, metavar=("H", "B", "L"),
@@ -152,7 +153,7 @@ def main():
         timeline(*args.timeline, args.page, args.variant, ws, fp8=args.fp8)
         return
     if args.power:
-        power(*args.power, args.page, args.variant, ws, args.tag, data=args.data)
+        power(*args.power, args.page, args.variant, ws, args.tag, data=args.data, fp8=args.fp8)
         return
     if args.profile or args.trace or args.spans:
         h, batch, length = args.profile or args.trace or args.spans
@@ -480,8 +481,9 @@ def timeline(h, batch, length, page, variant, ws, replays=50, fp8=False):
             print(f"    {len(v):4d} x {v[len(v) // 2]:7.1f} us  {k[:110]}", flush=True)
 
 
-def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn"):
-    """Run each kernel (sm90, the variant if any, FlashInfer fa3, FlashMLA) back to back for `seconds`
+def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn", fp8=False):
+    """Run each kernel (sm90, with fp8 sm90 over an e4m3 copy of the cache, the variant if any,
+    FlashInfer fa3, FlashMLA) back to back for `seconds`
     while nvidia-smi samples every 50 ms; print the time per call with the median SM clock, power
     and the throttle reasons seen (a kernel's speed at the clock its own power draw allows); the
     second round's figures also go to power.jsonl under `tag`."""
@@ -495,7 +497,7 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn"
         ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
         capture_output=True, text=True).stdout.strip()
     out = ResultWriter("power", ctx)  # (benchmarks/results/power.jsonl, or $MLA_WRAPPER_RESULTS_DIR)
-    runs = peer_runs(h, batch, length, page, variant, ws, data)
+    runs = peer_runs(h, batch, length, page, variant, ws, data, fp8=fp8)
     # Each kernel twice, in turn: the second round is the one that counts (and is recorded).
     for i, (name, fn) in enumerate(runs * 2):
         fn()
