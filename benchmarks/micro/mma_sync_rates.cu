@@ -10,6 +10,9 @@
 // tokens, two prmt + four cvt per two mmas: its P V), so that the tile's phases (session 55's
 // trace: scores ~930 clocks, P V ~800 a tile, 36 and 32 mmas a warp, 2 warps a sub-partition)
 // can be set against what the pipes allow.
+// H200 (logs/sm90_s67_2026-11-29 runs 1-2), clocks an mma per sub-partition with 2 warps there
+// (1 warp): f16 / bf16 m16n8k16 6.0 (6.2), a dependent one 24; e4m3 m16n8k32 4.4 (4.7); the
+// scores path 8.47 (10.6); the P V path 12.0 (16.1).
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a benchmarks/micro/mma_sync_rates.cu \
 //     -o mma_rates
 #include <cstdint>
