@@ -226,7 +226,9 @@ def main():
                  ([4096], 1, 16, 64, torch.float16),  # B=1: items halved on pairs
                  ([2048] * 16, 1, 16, 64, torch.bfloat16),  # paced CTAs of 4 tiles
                  ([1500, 70, 5] * 23, 1, 32, 64, torch.bfloat16),  # --fp8: tall
-                 ([900, 3000] * 10, 1, 32, 64, torch.bfloat16)]  # TALL=all --fp8: tall pairs
+                 ([900, 3000] * 10, 1, 32, 64, torch.bfloat16),  # TALL=all --fp8: tall pairs
+                 ([1500, 70, 5] * 23, 2, 16, 64, torch.bfloat16),  # --fp8: tall MTP rows
+                 ([900, 3000] * 10, 4, 8, 16, torch.bfloat16)]  # TALL=all --fp8: ... pairs
     for kv_lens, qo, h, ps, dt in ([] if args.ab_only else cases):
         try:
             bad += not check(args.backend, kv_lens, qo, h, ps, dt, ws, args.variant, args.fp8)
@@ -602,6 +604,11 @@ AB_CASES = {  # (H, B, L)
     # what an item's start costs (Q, the epilogue)
     "items": ((128, 512, 512), (128, 256, 1024), (128, 512, 1024), (64, 512, 1024),
               (128, 128, 4096), (128, 200, 2048), (16, 512, 512), (128, 256, 512, 2)),
+    # MTP rows of <= 16 heads (--fp8: 16 x 2 / 8 x 3-4 rows, the tall instance's 32-row tiles
+    # with MLA_WRAPPER_SM90_TALL_MTP, else 64-row ones)
+    "mtp": ((16, 1, 4096, 2), (16, 4, 4096, 2), (16, 16, 4096, 2), (16, 32, 4096, 2),
+            (16, 64, 256, 2), (16, 64, 1024, 2), (16, 64, 4096, 2), (16, 64, 16384, 2),
+            (16, 128, 4096, 2), (16, 128, 16384, 2), (8, 64, 4096, 4), (8, 16, 4096, 3)),
     # the memory-bound and middle rows of bench_decode's grid
     "memory": ((16, 128, 16384), (16, 64, 16384), (16, 128, 4096), (16, 64, 4096), (16, 16, 4096),
                (16, 64, 1024), (128, 16, 4096), (128, 64, 1024)),

@@ -187,6 +187,33 @@ def test_sm90_tall_rows_per_tile(monkeypatch):
     assert sm90.rows_per_tile_for(32, FP8, **big) == 64
 
 
+def test_sm90_tall_mtp_rows_per_tile(monkeypatch):
+    """MTP batches over an e4m3 cache with at most 16 heads whose requests hold 17-32 rows
+    (heads x the longest request's query tokens) take the tall instance's 32-row tiles under
+    TP4 decode's batch rule, unless MLA_WRAPPER_SM90_TALL_MTP=0 or MLA_WRAPPER_SM90_TALL=0;
+    other row counts, head counts and 16-bit caches keep 64-row tiles."""
+    from mla_wrapper.backends import sm90
+
+    monkeypatch.delenv(sm90.TALL_ENV, raising=False)
+    monkeypatch.setenv(sm90.TALL_MTP_ENV, "1")
+    rows = sm90.rows_per_tile_for
+    big = dict(batch=67, num_ctas=132, decode=False)
+    assert [rows(h, FP8, max_qo_len=q, **big) for h, q in
+            ((16, 2), (8, 3), (8, 4), (12, 2), (9, 2), (8, 2), (16, 3), (4, 4), (17, 2),
+             (32, 2))] == [32, 32, 32, 32, 32, 64, 64, 64, 64, 64]
+    assert rows(16, torch.bfloat16, max_qo_len=2, **big) == 64
+    lens = np.full(16, 4096, dtype=np.int32)   # TP4 decode's rule: 16 requests of long contexts
+    assert rows(16, FP8, batch=16, num_ctas=132, decode=False, max_qo_len=2, kv_lens=lens) == 32
+    assert rows(16, FP8, batch=16, num_ctas=132, decode=False, max_qo_len=2,
+                kv_lens=lens // 8) == 64
+    assert rows(16, FP8, batch=8, num_ctas=132, decode=False, max_qo_len=2) == 64
+    monkeypatch.setenv(sm90.TALL_ENV, "0")
+    assert rows(16, FP8, max_qo_len=2, **big) == 64
+    monkeypatch.delenv(sm90.TALL_ENV)
+    monkeypatch.setenv(sm90.TALL_MTP_ENV, "0")
+    assert rows(16, FP8, max_qo_len=2, **big) == 64
+
+
 def test_sm90_narrow_rows_per_tile(monkeypatch):
     """sm90 plans decode batches over an e4m3 cache with 8 or 16 heads in 16-row tiles (the
     narrow instance without a wgmma path, sm90/work.cuh kNarrowPlans), unless their known
@@ -471,6 +498,41 @@ def test_fp8_tall_instance(workspace, poison, monkeypatch, heads, page_size, len
 
 
 @hopper
+@pytest.mark.parametrize("heads,qo_len,page_size,lens,dtype", [
+    (16, 2, 64, RAGGED * 9, "bf16"), (16, 2, 1, RAGGED * 9, "fp16"), (8, 4, 64, RAGGED * 9, "bf16"),
+    (8, 3, 16, RAGGED * 9, "fp16"), (16, 2, 64, [4096] * 64, "bf16"),
+    (16, 2, 128, [30000] + [5] * 70, "fp16"), (16, 2, 64, [4096] * 3, "bf16"),
+    (12, 2, 32, [700, 64, 2500, 1] * 75, "bf16"), (16, 2, 64, [1, 2, 3] * 40, "fp16")])
+def test_fp8_tall_mtp(workspace, poison, monkeypatch, heads, qo_len, page_size, lens, dtype):
+    """Causal MTP rows over an e4m3 cache with at most 16 heads whose requests' rows fill more
+    than 16 and at most 32 rows (16 x 2, 12 x 2, 8 x 3-4) run on the tall instance, each
+    request's rows one 32-row item with per-row causal limits (MLA_WRAPPER_SM90_TALL_MTP=1,
+    MLA_WRAPPER_SM90_TALL=all: at every batch size): ragged lengths (requests shorter than
+    their query tokens too), pages of 1-128 tokens, cluster pairs (64 and 3 requests), a long
+    request split into pieces merged by the combine, query heads far apart in magnitude; then
+    the decode batch of the same requests on the wrapper (16-row plans at 8 and 16 heads)."""
+    from mla_wrapper.backends import sm90
+
+    monkeypatch.setenv(sm90.TALL_ENV, "all")
+    monkeypatch.setenv(sm90.TALL_MTP_ENV, "1")
+    kw = dict(seed=heads * 100 + qo_len * 10 + page_size + len(lens), ckv_scale=2.0 ** -12,
+              kpe_scale=3 * 2.0 ** -12)
+    mtp = make_fp8_batch(lens, qo_len, heads, page_size, DTYPES[dtype], **kw)
+    # (large query heads against a small cache scale, as test_fp8_tall_instance: the scores,
+    # and so the lse, stay where its absolute tolerance applies)
+    scale_query_heads(mtp, [2.0 ** 12 if dtype == "bf16" else 2.0 ** 9, 2.0 ** -10, 1.0, 2.0 ** 5])
+    w = new_wrapper(workspace, backend="sm90")
+    plan_run_check(w, mtp, True, poison)
+    assert w._impl.layout.rows_per_tile == sm90.TALL_ROWS
+    if lens[0] == 30000:
+        assert w._impl.last_plan.num_merge_items > 0   # pieces merged by the combine
+    b = make_fp8_batch(lens, 1, heads, page_size, DTYPES[dtype], **kw)
+    plan_run_check(w, b, False, poison)
+    assert w._impl.layout.rows_per_tile == (sm90.NARROW_ROWS if heads in (8, 16)
+                                            else sm90.ROWS_PER_TILE)
+
+
+@hopper
 @pytest.mark.parametrize("heads,dtype,factor", [
     (32, "bf16", 1.0), (32, "fp16", 1.0), (24, "fp16", 2.0 ** -3), (17, "bf16", 2.0 ** 12)])
 def test_fp8_tall_query_rows_as_they_are(workspace, poison, monkeypatch, heads, dtype, factor):
@@ -578,6 +640,27 @@ def test_fp8_narrow_plans_take_mtp_rows_in_a_cuda_graph(workspace, heads):
         assert w._impl.layout.rows_per_tile == sm90.NARROW_ROWS
 
     replay_fp8_replans(workspace, heads, 4, batches, 300, after_replay)
+
+
+@hopper
+@pytest.mark.parametrize("heads,first_qo", [(16, 2), (8, 4)])
+def test_fp8_tall_mtp_plans_in_a_cuda_graph(workspace, heads, first_qo):
+    """A use_cuda_graph=True wrapper of 16 requests first planned for MTP rows of 32 rows a
+    request (16 x 2, 8 x 4) takes the tall instance's 32-row plans (lengths not known at a
+    capacity of num_ctas / 8) and keeps them: re-planned for decode (16 or 8 rows an item), and
+    for requests of 2-4 query tokens (items of at most 32 rows: a request of 64 or 48 rows in two),
+    each replayed into NaN-poisoned out / lse and checked."""
+    from mla_wrapper.backends import sm90
+
+    n = 16 // first_qo
+    batches = [(([3000, 700, 1, 2500, 64, 65, 4000, 9] * 2)[:n], first_qo),
+               ([1, 9000, 0, 300, 65, 2049, 700, 64, 5, 1000, 3, 640, 129, 4096, 2, 77], 1),
+               ([5000, 300, 2049, 1, 7], [4, 3, 4, 2, 3])]
+
+    def after_replay(w, b):
+        assert w._impl.layout.rows_per_tile == sm90.TALL_ROWS
+
+    replay_fp8_replans(workspace, heads, 16, batches, 400, after_replay)
 
 
 @hopper

@@ -349,9 +349,10 @@ class PlannedKernel:
         return cost
 
     def rows_per_tile_for(self, batch: int, num_tokens: int, num_heads: int,
-                          kv_dtype=None, kv_lens=None) -> int:
+                          kv_dtype=None, kv_lens=None, qo_h=None) -> int:
         """Rows per tile of this family's plan for batch requests of num_tokens query tokens
-        and kv_lens (host array) kv tokens (its ``rows_per_tile_for``, else its ROWS_PER_TILE).
+        and kv_lens (host array) kv tokens, qo_h the host qo_indptr (its ``rows_per_tile_for``,
+        else its ROWS_PER_TILE).
         A wrapper with a CUDA-graph capacity keeps its first plan's choice (the captured
         launches keep the kernel instance and the workspace layout, so _ensure_layout never
         changes it there), made for a batch of its capacity whatever its lengths."""
@@ -361,14 +362,17 @@ class PlannedKernel:
         cap = self.wrapper._graph_capacity
         if cap is not None and self.layout is not None:
             return self.layout.rows_per_tile
-        return fn(num_heads, kv_dtype, batch=cap or batch, decode=num_tokens == batch,
-                  num_ctas=self.num_ctas, kv_lens=None if cap else kv_lens)
+        decode = num_tokens == batch
+        max_qo_len = 1 if decode or qo_h is None or batch == 0 else int((qo_h[1:] - qo_h[:-1]).max())
+        return fn(num_heads, kv_dtype, batch=cap or batch, decode=decode,
+                  num_ctas=self.num_ctas, kv_lens=None if cap else kv_lens,
+                  max_qo_len=max_qo_len)
 
     def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype,
              kv_dtype=None):
         batch = len_h.shape[0]
         num_tokens = int(qo_h[-1]) - int(qo_h[0]) if batch else 0
-        R = self.rows_per_tile_for(batch, num_tokens, num_heads, kv_dtype, len_h)
+        R = self.rows_per_tile_for(batch, num_tokens, num_heads, kv_dtype, len_h, qo_h)
         self._ensure_layout(batch, num_tokens, num_heads, R)
         self.plan_and_upload(
             (num_heads, page_size, causal, R),

@@ -39,6 +39,17 @@ TALL_TILES_PER_CTA = 6    # ... of at least 6 kv tiles a CTA in all, lengths not
                           # (a CUDA-graph capacity; rows_per_tile_for)
 NARROW_HEADS = 16         # at most this many heads: the e4m3 kernel's narrow instance instead
 TALL_ENV = "MLA_WRAPPER_SM90_TALL"
+# MTP batches over an fp8 cache whose requests' rows (heads x query tokens, at most NARROW_HEADS
+# heads) fill more than a narrow tile and at most a tall one (H=16 x 2 tokens: TP8 with one draft
+# token; H=8 x 3-4) go in the tall instance's 32-row tiles too, each request's rows one item
+# (their causal limits per row: tall.cuh tall_lim), under TP4 decode's batch rule
+# (rows_per_tile_for). H200 against the 64-row plans (logs/sm90_s67_2026-11-29 run 4, page 64,
+# H=16 x 2): B=16-32 L=4096 1.05-1.09x faster, B=64 L=4096 / 16384 1.09 / 1.12x, B=128
+# 1.12-1.13x, B=64 L=1024 1.02x, H=8 x 4 B=64 1.07x; at every batch size (TALL=all) B=1-4
+# 0.89-0.99x and B=64 L=256 0.90x, which the rule leaves on 64-row plans.
+# MLA_WRAPPER_SM90_TALL_MTP=0 (or MLA_WRAPPER_SM90_TALL=0) keeps them all on 64-row plans.
+TALL_MTP_ENV = "MLA_WRAPPER_SM90_TALL_MTP"
+TALL_MTP_DEFAULT = True
 # The narrow plans (include/mla_wrapper/sm90/work.cuh kNarrowPlans): decode batches over an fp8
 # cache with NARROW_MIN_HEADS..NARROW_HEADS heads that divide ROWS_PER_TILE (8 or 16: TP16 /
 # TP8; the heads whose query rows the kernel loads by TMA) are planned in NARROW_ROWS-row tiles,
@@ -100,7 +111,7 @@ def kv_maps(module, run_args_ptr: int) -> dict[str, int]:
 
 
 def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: bool = True,
-                      num_ctas: int = 132, kv_lens=None) -> int:
+                      num_ctas: int = 132, kv_lens=None, max_qo_len: int = 1) -> int:
     """Rows per tile of this family's plans for ``num_heads`` heads over a cache of
     ``kv_dtype`` (None: the query's 16-bit dtype), ``batch`` requests (``decode``: as many query
     tokens) of ``kv_lens`` tokens (an array; None: not known) on ``num_ctas`` CTAs:
@@ -110,7 +121,9 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
     planner_cost), which the 64-row plans' narrow instance runs on its wgmma path (H200,
     H=16 B=1 L=1024: 0.96x with every item narrow; logs/sm90_s65_2026-11-29); TALL_ROWS
     (the tall instance) for an fp8 cache with NARROW_HEADS < num_heads <= TALL_ROWS and decode,
-    where the CTAs' work is long: more requests than cluster pairs (batch > num_ctas / 2), or
+    or with at most NARROW_HEADS heads and not decode whose requests hold NARROW_ROWS <
+    num_heads x ``max_qo_len`` <= TALL_ROWS rows (MTP: TALL_MTP_ENV), where the CTAs' work is
+    long: more requests than cluster pairs (batch > num_ctas / 2), or
     at least num_ctas / TALL_BATCH_DIV requests of at least TALL_TILES_PER_CTA kv tiles a CTA
     in all (any lengths where they are not known: a CUDA-graph wrapper's capacity); unless
     MLA_WRAPPER_SM90_TALL=0, or at any batch with MLA_WRAPPER_SM90_TALL=all; else
@@ -135,7 +148,11 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
             int(kv_lens.max()) <= 16 * KV_TILE and \
             int(((kv_lens + KV_TILE - 1) // KV_TILE).sum()) <= num_ctas // 4
         return ROWS_PER_TILE if one_tile_pieces else NARROW_ROWS
-    if not (is_fp8_kv(kv_dtype) and NARROW_HEADS < num_heads <= TALL_ROWS and decode):
+    mtp_rows = num_heads * max_qo_len
+    tall_mtp = (not decode and num_heads <= NARROW_HEADS and NARROW_ROWS < mtp_rows <= TALL_ROWS
+                and _env_switch(TALL_MTP_ENV, TALL_MTP_DEFAULT))
+    if not (is_fp8_kv(kv_dtype) and (NARROW_HEADS < num_heads <= TALL_ROWS and decode
+                                     or tall_mtp)):
         return ROWS_PER_TILE
     if os.environ.get(TALL_ENV, "").strip().lower() == "all":
         return TALL_ROWS
