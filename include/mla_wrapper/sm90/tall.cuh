@@ -39,9 +39,11 @@
 // the 64-row one in one kernel, ptxas held all of o live through an item whatever its path and
 // spilled (16-88 bytes; every path ran 0.67-0.86x), while the loop alone ran 0 spills and the
 // e4m3 H=32 rows 1.02-1.08x faster. Its plans have no item of more than 32 rows (MTP at H=32:
-// one item per query token), and the instance is chosen by the plan's rows_per_tile, which the
-// backend derives from the heads and the cache's dtype, so a CUDA graph's captured instance
-// fits every later plan.
+// one item per query token; since session 67 MTP at <= 16 heads of 17-32 rows a request, 16 x 2
+// or 8 x 3-4: one item per request, its tokens' rows apart by their limits in tall_lim), and
+// the instance is chosen by the plan's rows_per_tile, which the backend derives from the
+// heads, the query tokens and the cache's dtype, so a CUDA graph's captured instance fits
+// every later plan.
 #pragma once
 
 #include <math.h>
