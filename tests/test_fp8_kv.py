@@ -198,20 +198,29 @@ def test_sm90_tall_mtp_rows_per_tile(monkeypatch):
     monkeypatch.setenv(sm90.TALL_MTP_ENV, "1")
     rows = sm90.rows_per_tile_for
     big = dict(batch=67, num_ctas=132, decode=False)
-    assert [rows(h, FP8, max_qo_len=q, **big) for h, q in
+
+    def qo(n, q, longest=None):   # qo_indptr of n requests of q tokens, the last of `longest`
+        lens = np.full(n, q, dtype=np.int32)
+        lens[-1] = longest or q
+        return np.concatenate(([0], np.cumsum(lens))).astype(np.int32)
+
+    assert [rows(h, FP8, qo_indptr=qo(67, q), **big) for h, q in
             ((16, 2), (8, 3), (8, 4), (12, 2), (9, 2), (8, 2), (16, 3), (4, 4), (17, 2),
              (32, 2))] == [32, 32, 32, 32, 32, 64, 64, 64, 64, 64]
-    assert rows(16, torch.bfloat16, max_qo_len=2, **big) == 64
+    assert rows(16, FP8, qo_indptr=qo(67, 1, longest=2), **big) == 32   # the longest request
+    assert rows(16, FP8, qo_indptr=qo(67, 2, longest=3), **big) == 64
+    assert rows(16, torch.bfloat16, qo_indptr=qo(67, 2), **big) == 64
     lens = np.full(16, 4096, dtype=np.int32)   # TP4 decode's rule: 16 requests of long contexts
-    assert rows(16, FP8, batch=16, num_ctas=132, decode=False, max_qo_len=2, kv_lens=lens) == 32
-    assert rows(16, FP8, batch=16, num_ctas=132, decode=False, max_qo_len=2,
+    assert rows(16, FP8, batch=16, num_ctas=132, decode=False, qo_indptr=qo(16, 2),
+                kv_lens=lens) == 32
+    assert rows(16, FP8, batch=16, num_ctas=132, decode=False, qo_indptr=qo(16, 2),
                 kv_lens=lens // 8) == 64
-    assert rows(16, FP8, batch=8, num_ctas=132, decode=False, max_qo_len=2) == 64
+    assert rows(16, FP8, batch=8, num_ctas=132, decode=False, qo_indptr=qo(8, 2)) == 64
     monkeypatch.setenv(sm90.TALL_ENV, "0")
-    assert rows(16, FP8, max_qo_len=2, **big) == 64
+    assert rows(16, FP8, qo_indptr=qo(67, 2), **big) == 64
     monkeypatch.delenv(sm90.TALL_ENV)
     monkeypatch.setenv(sm90.TALL_MTP_ENV, "0")
-    assert rows(16, FP8, max_qo_len=2, **big) == 64
+    assert rows(16, FP8, qo_indptr=qo(67, 2), **big) == 64
 
 
 def test_sm90_narrow_rows_per_tile(monkeypatch):

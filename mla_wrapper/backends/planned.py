@@ -362,11 +362,8 @@ class PlannedKernel:
         cap = self.wrapper._graph_capacity
         if cap is not None and self.layout is not None:
             return self.layout.rows_per_tile
-        decode = num_tokens == batch
-        max_qo_len = 1 if decode or qo_h is None or batch == 0 else int((qo_h[1:] - qo_h[:-1]).max())
-        return fn(num_heads, kv_dtype, batch=cap or batch, decode=decode,
-                  num_ctas=self.num_ctas, kv_lens=None if cap else kv_lens,
-                  max_qo_len=max_qo_len)
+        return fn(num_heads, kv_dtype, batch=cap or batch, decode=num_tokens == batch,
+                  num_ctas=self.num_ctas, kv_lens=None if cap else kv_lens, qo_indptr=qo_h)
 
     def plan(self, qo_h, kv_h, len_h, kv_indices, num_heads, page_size, causal, sm_scale, dtype,
              kv_dtype=None):

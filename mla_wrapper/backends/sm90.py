@@ -111,7 +111,7 @@ def kv_maps(module, run_args_ptr: int) -> dict[str, int]:
 
 
 def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: bool = True,
-                      num_ctas: int = 132, kv_lens=None, max_qo_len: int = 1) -> int:
+                      num_ctas: int = 132, kv_lens=None, qo_indptr=None) -> int:
     """Rows per tile of this family's plans for ``num_heads`` heads over a cache of
     ``kv_dtype`` (None: the query's 16-bit dtype), ``batch`` requests (``decode``: as many query
     tokens) of ``kv_lens`` tokens (an array; None: not known) on ``num_ctas`` CTAs:
@@ -122,8 +122,8 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
     H=16 B=1 L=1024: 0.96x with every item narrow; logs/sm90_s65_2026-11-29); TALL_ROWS
     (the tall instance) for an fp8 cache with NARROW_HEADS < num_heads <= TALL_ROWS and decode,
     or with at most NARROW_HEADS heads and not decode whose requests hold NARROW_ROWS <
-    num_heads x ``max_qo_len`` <= TALL_ROWS rows (MTP: TALL_MTP_ENV), where the CTAs' work is
-    long: more requests than cluster pairs (batch > num_ctas / 2), or
+    num_heads x their most query tokens (from ``qo_indptr``, host) <= TALL_ROWS rows (MTP:
+    _tall_mtp), where the CTAs' work is long: more requests than cluster pairs (batch > num_ctas / 2), or
     at least num_ctas / TALL_BATCH_DIV requests of at least TALL_TILES_PER_CTA kv tiles a CTA
     in all (any lengths where they are not known: a CUDA-graph wrapper's capacity); unless
     MLA_WRAPPER_SM90_TALL=0, or at any batch with MLA_WRAPPER_SM90_TALL=all; else
@@ -148,11 +148,8 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
             int(kv_lens.max()) <= 16 * KV_TILE and \
             int(((kv_lens + KV_TILE - 1) // KV_TILE).sum()) <= num_ctas // 4
         return ROWS_PER_TILE if one_tile_pieces else NARROW_ROWS
-    mtp_rows = num_heads * max_qo_len
-    tall_mtp = (not decode and num_heads <= NARROW_HEADS and NARROW_ROWS < mtp_rows <= TALL_ROWS
-                and _env_switch(TALL_MTP_ENV, TALL_MTP_DEFAULT))
     if not (is_fp8_kv(kv_dtype) and (NARROW_HEADS < num_heads <= TALL_ROWS and decode
-                                     or tall_mtp)):
+                                     or _tall_mtp(num_heads, decode, qo_indptr))):
         return ROWS_PER_TILE
     if os.environ.get(TALL_ENV, "").strip().lower() == "all":
         return TALL_ROWS
@@ -164,6 +161,19 @@ def rows_per_tile_for(num_heads: int, kv_dtype=None, batch: int = 1, decode: boo
             kv_lens is None or int(kv_lens.sum()) >= TALL_TILES_PER_CTA * KV_TILE * num_ctas):
         return TALL_ROWS
     return ROWS_PER_TILE
+
+
+def _tall_mtp(num_heads: int, decode: bool, qo_indptr) -> bool:
+    """Whether an MTP batch over an fp8 cache (not ``decode``; host ``qo_indptr``) of at most
+    NARROW_HEADS heads has requests of more than NARROW_ROWS and at most TALL_ROWS rows (its
+    longest request's query tokens x num_heads) for the tall plans (TALL_MTP_ENV). The query
+    lengths are read only here, so that other plans do not pay for them."""
+    from . import _env_switch  # noqa: PLC0415
+
+    if decode or num_heads > NARROW_HEADS or qo_indptr is None or len(qo_indptr) < 2:
+        return False
+    rows = num_heads * int((qo_indptr[1:] - qo_indptr[:-1]).max())
+    return NARROW_ROWS < rows <= TALL_ROWS and _env_switch(TALL_MTP_ENV, TALL_MTP_DEFAULT)
 
 
 def planner_cost():
