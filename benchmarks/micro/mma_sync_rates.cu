@@ -139,36 +139,22 @@ __global__ void widened(uint32_t seed, unsigned long long* clocks, float* sink) 
   if (threadIdx.x % 32 == 0) clocks[blockIdx.x * 8 + threadIdx.x / 32] = t1 - t0;
 }
 
-template <int kPv>
-void run_widened(const char* name, int warps, int sms, unsigned long long* clocks, float* sink) {
-  widened<kPv><<<sms, 32 * warps>>>(12345u, clocks, sink);
-  widened<kPv><<<sms, 32 * warps>>>(12345u, clocks, sink);
+// Launches `kernel` twice on every SM (the first warms its code) and prints its clocks per mma
+// (kChains a loop iteration, kIters iterations) for one warp and per sub-partition.
+void run(const char* name, void (*kernel)(uint32_t, unsigned long long*, float*), int chains,
+         int warps, int sms, unsigned long long* clocks, float* sink) {
+  kernel<<<sms, 32 * warps>>>(12345u, clocks, sink);
+  kernel<<<sms, 32 * warps>>>(12345u, clocks, sink);
   cudaDeviceSynchronize();
   unsigned long long h[8];
   cudaMemcpy(h, clocks, sizeof(h), cudaMemcpyDeviceToHost);
   double mean = 0;
   for (int w = 0; w < warps; ++w) mean += h[w];
   mean /= warps;
-  const double per_mma = mean / (double(kIters) * 8);
-  printf("%-28s warps/SM %d chains 8: %.2f clocks a warp's mma, %.2f per mma per "
-         "sub-partition\n",
-         name, warps, per_mma, per_mma / (warps / 4));
-}
-
-template <int kOp, int kChains>
-void run(const char* name, int warps, int sms, unsigned long long* clocks, float* sink) {
-  rate<kOp, kChains><<<sms, 32 * warps>>>(12345u, clocks, sink);  // warm the code
-  rate<kOp, kChains><<<sms, 32 * warps>>>(12345u, clocks, sink);
-  cudaDeviceSynchronize();
-  unsigned long long h[8];
-  cudaMemcpy(h, clocks, sizeof(h), cudaMemcpyDeviceToHost);
-  double mean = 0;
-  for (int w = 0; w < warps; ++w) mean += h[w];
-  mean /= warps;
-  const double per_mma = mean / (double(kIters) * kChains);  // one warp's dependent issue
+  const double per_mma = mean / (double(kIters) * chains);  // one warp's dependent issue
   printf("%-28s warps/SM %d chains %d: %.2f clocks a warp's mma, %.2f per mma per "
          "sub-partition\n",
-         name, warps, kChains, per_mma, per_mma / (warps / 4));
+         name, warps, chains, per_mma, per_mma / (warps / 4));
 }
 
 int main() {
@@ -179,13 +165,13 @@ int main() {
   cudaMalloc(&clocks, sms * 8 * sizeof(unsigned long long));
   cudaMalloc(&sink, sms * 256 * sizeof(float));
   for (int warps : {4, 8}) {
-    run<0, 1>("f16 m16n8k16", warps, sms, clocks, sink);
-    run<0, 8>("f16 m16n8k16", warps, sms, clocks, sink);
-    run<1, 8>("bf16 m16n8k16", warps, sms, clocks, sink);
-    run<2, 1>("e4m3 m16n8k32", warps, sms, clocks, sink);
-    run<2, 8>("e4m3 m16n8k32", warps, sms, clocks, sink);
-    run_widened<0>("f16 m16n8k16 scores path", warps, sms, clocks, sink);
-    run_widened<1>("f16 m16n8k16 P V path", warps, sms, clocks, sink);
+    run("f16 m16n8k16", rate<0, 1>, 1, warps, sms, clocks, sink);
+    run("f16 m16n8k16", rate<0, 8>, 8, warps, sms, clocks, sink);
+    run("bf16 m16n8k16", rate<1, 8>, 8, warps, sms, clocks, sink);
+    run("e4m3 m16n8k32", rate<2, 1>, 1, warps, sms, clocks, sink);
+    run("e4m3 m16n8k32", rate<2, 8>, 8, warps, sms, clocks, sink);
+    run("f16 m16n8k16 scores path", widened<0>, 8, warps, sms, clocks, sink);
+    run("f16 m16n8k16 P V path", widened<1>, 8, warps, sms, clocks, sink);
   }
   printf("%s\n", cudaGetErrorString(cudaGetLastError()));
   return 0;
