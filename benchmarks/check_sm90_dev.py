@@ -134,6 +134,10 @@ def main():
                     help="sustained runs of sm90 (and the variant), fi_fa3 and flashmla under nvidia-smi "
                     "sampling: time per call, SM clock, power, throttle reasons")
     ap.add_argument("--tag", default="", help="tag of the rows --power records (power.jsonl)")
+    ap.add_argument("--power-flush", action="store_true",
+                    help="--power with do_bench's flush (a 256 MB buffer zeroed before each "
+                    "call, untimed): the clock and power of the grid's method; time per call "
+                    "the median of per-call events")
     ap.add_argument("--data", choices=DATA, default="randn",
                     help="--power: value distribution of the inputs (bench_decode.DATA)")
     ap.add_argument("--ab-ws", choices=("own", "shared"), default="own",
@@ -153,7 +157,8 @@ def main():
         timeline(*args.timeline, args.page, args.variant, ws, fp8=args.fp8)
         return
     if args.power:
-        power(*args.power, args.page, args.variant, ws, args.tag, data=args.data, fp8=args.fp8)
+        power(*args.power, args.page, args.variant, ws, args.tag, data=args.data, fp8=args.fp8,
+              flush=args.power_flush)
         return
     if args.profile or args.trace or args.spans:
         h, batch, length = args.profile or args.trace or args.spans
@@ -483,12 +488,16 @@ def timeline(h, batch, length, page, variant, ws, replays=50, fp8=False):
             print(f"    {len(v):4d} x {v[len(v) // 2]:7.1f} us  {k[:110]}", flush=True)
 
 
-def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn", fp8=False):
+def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn", fp8=False,
+          flush=False):
     """Run each kernel (sm90, with fp8 sm90 over an e4m3 copy of the cache, the variant if any,
     FlashInfer fa3, FlashMLA) back to back for `seconds`
     while nvidia-smi samples every 50 ms; print the time per call with the median SM clock, power
     and the throttle reasons seen (a kernel's speed at the clock its own power draw allows); the
-    second round's figures also go to power.jsonl under `tag`."""
+    second round's figures also go to power.jsonl under `tag`. ``flush``: each call after
+    do_bench's flush (a 256 MB buffer zeroed, untimed), the time per call the median of
+    per-call CUDA events: the clock the grid's rows run at."""
+    import statistics
     import subprocess
     import time
 
@@ -500,6 +509,7 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn"
         capture_output=True, text=True).stdout.strip()
     out = ResultWriter("power", ctx)  # (benchmarks/results/power.jsonl, or $MLA_WRAPPER_RESULTS_DIR)
     runs = peer_runs(h, batch, length, page, variant, ws, data, fp8=fp8)
+    zeros = torch.empty(256 << 20, dtype=torch.int8, device="cuda") if flush else None
     # Each kernel twice, in turn: the second round is the one that counts (and is recorded).
     for i, (name, fn) in enumerate(runs * 2):
         fn()
@@ -507,12 +517,21 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn"
         smi = subprocess.Popen(
             ["nvidia-smi", "--query-gpu=clocks.sm,power.draw,clocks_event_reasons.active",
              "--format=csv,noheader,nounits", "-lms", "50"], stdout=subprocess.PIPE, text=True)
-        calls, t0 = 0, time.perf_counter()
+        calls, t0, times = 0, time.perf_counter(), []
         while time.perf_counter() - t0 < seconds:
+            events = []
             for _ in range(20):
+                if flush:
+                    zeros.zero_()
+                    events.append((torch.cuda.Event(enable_timing=True),
+                                   torch.cuda.Event(enable_timing=True)))
+                    events[-1][0].record()
                 fn()
+                if flush:
+                    events[-1][1].record()
             calls += 20
             torch.cuda.synchronize()
+            times += [a.elapsed_time(b) * 1e3 for a, b in events]
         elapsed = time.perf_counter() - t0
         smi.terminate()
         rows = [r.split(",") for r in smi.communicate()[0].strip().splitlines()]
@@ -523,7 +542,7 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn"
         clk = sorted(round(float(r[0])) for r in rows)
         pw = sorted(round(float(r[1])) for r in rows)
         reasons = sorted({r[2].strip() for r in rows})
-        us = round(elapsed / calls * 1e6, 1)
+        us = round(statistics.median(times) if flush else elapsed / calls * 1e6, 1)
         clk_med, pw_med = clk[len(clk) // 2], pw[len(pw) // 2]
         print(f"power {name:13s} H={h} B={batch} L={length}: {us:8.1f} us/call, "
               f"SM clock {clk_med} MHz [{clk[0]}, {clk[-1]}], "
@@ -531,8 +550,10 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn"
         if i >= len(runs):  # (the figures printed above, as recorded)
             out.write({
                 "heads": h, "batch": batch, "kv_len": length, "page_size": page,
-                "method": "check_sm90_dev.py --power: 4 s back to back (no L2 flush), nvidia-smi "
-                          "every 50 ms, second round",
+                "method": ("check_sm90_dev.py --power --power-flush: 4 s, each call after "
+                           "do_bench's 256 MB zeroing flush, median of per-call events"
+                           if flush else "check_sm90_dev.py --power: 4 s back to back (no L2 "
+                           "flush)") + ", nvidia-smi every 50 ms, second round",
                 "tag": tag, "backend": f"sm90 {variant}" if name == "sm90 variant" else name,
                 "us_per_call": us, "sm_clock_mhz_median": clk_med,
                 "sm_clock_mhz_range": [clk[0], clk[-1]], "power_w_median": pw_med,
