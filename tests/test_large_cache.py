@@ -27,9 +27,18 @@ TOKENS_FP8 = 118784 * 64    # 7,602,176 tokens x 576 bytes: 4.38 GB
 E4M3_NAN = 0x7F
 
 
+def _room_for(nbytes: int) -> None:
+    """Skip where the GPU has not nbytes (plus 2 GB for the test's other tensors) free."""
+    free = torch.cuda.mem_get_info()[0]
+    if free < nbytes + (2 << 30):
+        pytest.skip(f"needs {(nbytes + (2 << 30)) / 1e9:.1f} GB of free GPU memory, "
+                    f"{free / 1e9:.1f} GB free")
+
+
 @pytest.fixture(scope="module")
 def pool16():
     """[TOKENS_16, 576] bf16, all NaN (a test writes its pages and NaN them again after)."""
+    _room_for(TOKENS_16 * 576 * 2)
     buf = torch.full((TOKENS_16, 576), float("nan"), dtype=torch.bfloat16, device="cuda")
     yield buf
     del buf
@@ -39,6 +48,7 @@ def pool16():
 @pytest.fixture(scope="module")
 def pool8():
     """[TOKENS_FP8, 576] float8_e4m3fn, all NaN."""
+    _room_for(TOKENS_FP8 * 576)
     buf = torch.full((TOKENS_FP8, 576), E4M3_NAN, dtype=torch.uint8, device="cuda").view(FP8)
     yield buf
     del buf
