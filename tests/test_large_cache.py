@@ -6,8 +6,10 @@ on a large GPU (or a pool shared by layers) holds millions of tokens a layer: 3.
 times a page stride computed in 32 bits wraps there and reads another page (FlashInfer's MLA
 kernels had this bug: flashinfer-ai/flashinfer PR 3136). Here each batch's pages lie beyond
 4 GiB (the pool's last page among them) and below it; every other page of the pool holds NaN,
-so a read of a wrong page shows in the output, which is compared with the reference on a
-compact copy of the pages used. The pools are allocated once a module (~4.4 GB each).
+so a read of a wrong page shows in the output. Each batch is made by the suite's own
+generators (test_wrapper.make_batch, test_fp8_kv.make_fp8_batch, test_sparse.make_case) and
+its pages copied into the pool: the reference runs on the batch as made. The pools are
+allocated once a module (~4.4 GB each).
 """
 from __future__ import annotations
 
@@ -15,12 +17,11 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import HAS_CUDA
-from mla_wrapper.reference import rel_error
-from test_sparse import check_outputs
-from test_wrapper import FP8, SM_SCALE, TOL, check, new_wrapper, plan, scales, workspace  # noqa: F401
+from test_fp8_kv import IS_HOPPER, make_fp8_batch
+from test_sparse import check_outputs, make_case
+from test_wrapper import (FP8, SM_SCALE, check, make_batch, new_wrapper, plan, scales,  # noqa: F401
+                          workspace)
 
-IS_HOPPER = HAS_CUDA and torch.cuda.get_device_capability()[0] == 9
 FOUR_GIB = 1 << 32
 TOKENS_16 = 59392 * 64      # 3,801,088 tokens x 1152 bytes: 4.38 GB, 2.19e9 elements
 TOKENS_FP8 = 118784 * 64    # 7,602,176 tokens x 576 bytes: 4.38 GB
@@ -73,63 +74,46 @@ def _raw(t: torch.Tensor) -> torch.Tensor:
     return t.view(torch.uint8) if t.dtype == FP8 else t
 
 
-def fill_pages(pages_view: torch.Tensor, ids: torch.Tensor, seed: int) -> None:
-    """Fresh random values (randn x 0.5, or (randn x 2) as e4m3) in the pool's pages ``ids``."""
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    shape = (len(ids),) + tuple(pages_view.shape[1:])
-    if pages_view.dtype == FP8:
-        vals = (torch.randn(shape, generator=g, device="cuda") * 2).to(FP8).view(torch.uint8)
-    else:
-        vals = (torch.randn(shape, generator=g, device="cuda") * 0.5).to(pages_view.dtype)
-    _raw(pages_view)[ids] = vals
-
-
 def nan_pages(pages_view: torch.Tensor, ids: torch.Tensor) -> None:
     _raw(pages_view)[ids] = E4M3_NAN if pages_view.dtype == FP8 else float("nan")
 
 
-def gather(pages_view: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-    """The pool's pages ``ids`` as a new tensor of the pool's dtype."""
-    return _raw(pages_view)[ids].view(pages_view.dtype)
-
-
-def far_batch(pool, kv_lens, heads, page_size, dtype, seed):
-    """test_wrapper.make_batch's dict over the pool viewed as [P, page_size, 576], the batch's
-    pages from far_pages (filled with fresh values), plus 'ids' (the pages, a long CUDA
-    tensor) and 'pages_view'."""
-    rng = np.random.default_rng(seed)
-    lens = torch.tensor(kv_lens, dtype=torch.int32)
-    per_req = (lens + page_size - 1) // page_size
-    kv_indptr = torch.zeros(len(kv_lens) + 1, dtype=torch.int32)
-    kv_indptr[1:] = torch.cumsum(per_req, 0)
+def far_batch(pool, kv_lens, heads, page_size, seed, **fp8_scales):
+    """A batch of test_wrapper.make_batch (over the pool's dtype: test_fp8_kv.make_fp8_batch
+    with ``fp8_scales`` for an fp8 pool) moved into the pool viewed as [P, page_size, 576]: its
+    pages copied to far_pages' ids. Returns (small, big, ids, pages_view): the batch as made
+    (the reference's), the same batch over the pool, the pool pages it took (a long CUDA
+    tensor) and the view."""
+    if pool.dtype == FP8:
+        small = make_fp8_batch(kv_lens, 1, heads, page_size, torch.bfloat16, seed=seed,
+                               **fp8_scales)
+    else:
+        small = make_batch(kv_lens, 1, heads, page_size, pool.dtype, seed=seed)
     pages_view = pool.view(pool.shape[0] // page_size, page_size, 576)
     page_bytes = page_size * 576 * pool.element_size()
-    ids = torch.from_numpy(far_pages(pages_view.shape[0], page_bytes, int(kv_indptr[-1]),
-                                     rng)).cuda()
-    fill_pages(pages_view, ids, seed)
-    g = torch.Generator(device="cuda").manual_seed(seed + 1)
-    q = torch.randn(len(kv_lens), heads, 576, generator=g, device="cuda").to(dtype)
-    return dict(qo_indptr=torch.arange(len(kv_lens) + 1, dtype=torch.int32), kv_indptr=kv_indptr,
-                kv_indices=ids.to(torch.int32), kv_len=lens, q_nope=q[..., :512],
-                q_pe=q[..., 512:], ckv=pages_view[..., :512], kpe=pages_view[..., 512:],
-                heads=heads, page_size=page_size, dtype=dtype, ids=ids, pages_view=pages_view)
+    count = int(small["kv_indptr"][-1])
+    ids = torch.from_numpy(far_pages(pages_view.shape[0], page_bytes, count,
+                                     np.random.default_rng(seed))).cuda()
+    cache = torch.cat([_raw(small["ckv"]), _raw(small["kpe"])], dim=-1)  # [pages, page_size, 576]
+    _raw(pages_view)[ids] = cache[small["kv_indices"][:count].long()]
+    big = {**small, "ckv": pages_view[..., :512], "kpe": pages_view[..., 512:],
+           "kv_indices": ids.to(torch.int32)}
+    return small, big, ids, pages_view
 
 
-def compact(b):
-    """Batch b with its pages copied to a small cache (in their order: indices 0..n-1), for the
-    reference, which would otherwise widen a whole fp8 pool."""
-    small = gather(b["pages_view"], b["ids"])
-    return {**b, "ckv": small[..., :512], "kpe": small[..., 512:],
-            "kv_indices": torch.arange(len(b["ids"]), dtype=torch.int32, device="cuda")}
-
-
-def run_check(w, b, poison):
-    plan(w, b, False)
-    T, H = b["q_nope"].shape[:2]
-    out = poison(torch.empty(T, H, 512, dtype=b["dtype"], device="cuda"))
-    lse = poison(torch.empty(T, H, dtype=torch.float32, device="cuda"))
-    w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse, **scales(b))
-    check(compact(b), out, lse, False)
+def run_check(w, pool, kv_lens, heads, page_size, seed, poison, **fp8_scales):
+    """plan and run far_batch's batch over the pool (NaN-poisoned outputs), compare with the
+    reference on the batch as made, and NaN the pool's pages again."""
+    small, b, ids, pages_view = far_batch(pool, kv_lens, heads, page_size, seed, **fp8_scales)
+    try:
+        plan(w, b, False)
+        T, H = b["q_nope"].shape[:2]
+        out = poison(torch.empty(T, H, 512, dtype=b["dtype"], device="cuda"))
+        lse = poison(torch.empty(T, H, dtype=torch.float32, device="cuda"))
+        w.run(b["q_nope"], b["q_pe"], b["ckv"], b["kpe"], out=out, lse=lse, **scales(b))
+        check(small, out, lse, False)
+    finally:
+        nan_pages(pages_view, ids)
 
 
 LENS = [1, 65, 1000, 4097]
@@ -140,11 +124,8 @@ LENS = [1, 65, 1000, 4097]
 def test_paged_cache_past_4gib(pool16, workspace, poison, page_size, heads, planned_backend):
     """The wrapper's kernels (sm80; sm90 by TMA boxes at pages 16 / 64, by cp.async at page 1)
     over pages past 4 GiB and 2^31 elements of a bf16 pool."""
-    b = far_batch(pool16, LENS, heads, page_size, torch.bfloat16, seed=page_size + heads)
-    try:
-        run_check(new_wrapper(workspace, backend=planned_backend), b, poison)
-    finally:
-        nan_pages(b["pages_view"], b["ids"])
+    run_check(new_wrapper(workspace, backend=planned_backend), pool16, LENS, heads, page_size,
+              page_size + heads, poison)
 
 
 @pytest.mark.gpu
@@ -155,12 +136,8 @@ def test_fp8_cache_past_4gib(pool8, workspace, poison, monkeypatch, page_size, h
     """sm90's e4m3 instances (narrow at 16 heads, the 64-row tiles at 128, tall at 32 with
     every batch tall) over pages past 4 GiB of an fp8 pool, with scales."""
     monkeypatch.setenv("MLA_WRAPPER_SM90_TALL", tall)
-    b = far_batch(pool8, LENS, heads, page_size, torch.bfloat16, seed=7 * page_size + heads)
-    b.update(ckv_scale=0.37, kpe_scale=1.9)
-    try:
-        run_check(new_wrapper(workspace, backend="sm90"), b, poison)
-    finally:
-        nan_pages(b["pages_view"], b["ids"])
+    run_check(new_wrapper(workspace, backend="sm90"), pool8, LENS, heads, page_size,
+              7 * page_size + heads, poison, ckv_scale=0.37, kpe_scale=1.9)
 
 
 @pytest.mark.gpu
@@ -173,29 +150,22 @@ def test_cutlass_mla_decode_past_4gib(pool16, poison, heads, planned_backend, mo
 
     monkeypatch.setattr(ops, "_routed_family", lambda device: backends.family(planned_backend))
     page_size = 64
-    b = far_batch(pool16, LENS, heads, page_size, torch.bfloat16, seed=heads + 3)
+    small, b, ids, pages_view = far_batch(pool16, LENS, heads, page_size, seed=heads + 3)
     try:
         max_blocks = max(-(-n // page_size) for n in LENS)
         table = torch.zeros(len(LENS), max_blocks, dtype=torch.int32)
-        ids = b["kv_indices"].cpu()
+        far = b["kv_indices"].cpu()
         for r in range(len(LENS)):
             p0, p1 = int(b["kv_indptr"][r]), int(b["kv_indptr"][r + 1])
-            table[r, : p1 - p0] = ids[p0:p1]
+            table[r, : p1 - p0] = far[p0:p1]
         n = mla_wrapper.cutlass_mla_get_workspace_size(max_blocks * page_size, len(LENS),
                                                        num_kv_splits=-1)
         ws = torch.empty(max(n, 1), dtype=torch.uint8, device="cuda")
-        out = mla_wrapper.cutlass_mla_decode(b["q_nope"], b["q_pe"], b["pages_view"],
+        out = mla_wrapper.cutlass_mla_decode(b["q_nope"], b["q_pe"], pages_view,
                                              b["kv_len"].cuda(), table.cuda(), ws, SM_SCALE, -1)
-        c = compact(b)
-        from mla_wrapper.reference import mla_attention
-
-        ref, _ = mla_attention(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], c["qo_indptr"],
-                               c["kv_indptr"], c["kv_indices"], c["kv_len"], page_size, False,
-                               SM_SCALE)
-        err = rel_error(out, ref)
-        assert err < TOL[torch.bfloat16], f"out rel error {err}"
+        check(small, out, None, False)
     finally:
-        nan_pages(b["pages_view"], b["ids"])
+        nan_pages(pages_view, ids)
 
 
 @pytest.mark.gpu
@@ -205,21 +175,16 @@ def test_sparse_fwd_past_4gib(pool16, planned_backend, monkeypatch):
     from mla_wrapper import flash_mla_sparse_fwd
 
     monkeypatch.setenv("MLA_WRAPPER_SM90", "1" if planned_backend == "sm90" else "0")
-    rng = np.random.default_rng(11)
-    s_q, topk, heads = 3, 2048, 64
-    slots = torch.from_numpy(far_pages(TOKENS_16, 1152, s_q * topk, rng)).cuda()
+    num_slots = 5000
+    q, kv, idx = make_case(3, 64, 2048, num_slots, torch.bfloat16, seed=11)
+    slots = torch.from_numpy(far_pages(TOKENS_16, 1152, num_slots,
+                                       np.random.default_rng(11))).cuda()
     rows = pool16.view(TOKENS_16, 1, 576)
-    fill_pages(rows, slots, seed=11)
+    rows[slots] = kv
     try:
-        idx = slots.to(torch.int32).view(s_q, 1, topk).clone()
-        idx[:, :, ::17] = -1
-        g = torch.Generator(device="cuda").manual_seed(12)
-        q = torch.randn(s_q, heads, 576, generator=g, device="cuda").to(torch.bfloat16)
-        out, max_logits, lse = flash_mla_sparse_fwd(q, rows, idx, SM_SCALE)
-        # the reference on the slots used, renumbered (it reads slot 0 for a hole: NaN here)
-        small = torch.arange(s_q * topk, dtype=torch.int32, device="cuda").view(s_q, 1, topk)
-        small = torch.where(idx < 0, idx, small)
-        check_outputs(out, max_logits, lse, q, gather(rows, slots), small)
+        far_idx = torch.where(idx < 0, idx, slots[idx.clamp(min=0).long()].to(torch.int32))
+        out, max_logits, lse = flash_mla_sparse_fwd(q, rows, far_idx, SM_SCALE)
+        check_outputs(out, max_logits, lse, q, kv, idx)   # the reference on the case as made
     finally:
         nan_pages(rows, slots)
 
@@ -233,7 +198,8 @@ def test_cp_gather_cache_past_4gib(pool16):
     blocks = pool16.view(TOKENS_16 // block, block, 576)
     rng = np.random.default_rng(13)
     ids = torch.from_numpy(far_pages(blocks.shape[0], block * 1152, 40, rng)).cuda()
-    fill_pages(blocks, ids, seed=13)
+    g = torch.Generator(device="cuda").manual_seed(13)
+    blocks[ids] = torch.randn(len(ids), block, 576, generator=g, device="cuda").to(torch.bfloat16)
     try:
         lens = [1000, 1, 1280]   # 16 + 1 + 20 blocks
         table = torch.zeros(3, 20, dtype=torch.int32)
