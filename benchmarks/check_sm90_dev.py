@@ -163,7 +163,7 @@ def main():
     if args.profile or args.trace or args.spans:
         h, batch, length = args.profile or args.trace or args.spans
         from bench_decode import PEERS, RUNNERS, make_case
-        from harness import clean_flush
+        from harness import clean_flush, dirty_flush
 
         if args.profile and args.backend in PEERS:  # a peer under ncu
             fn, _ = RUNNERS[args.backend](make_case(h, batch, length, args.page, 1, "cuda", 0), ws)
@@ -193,7 +193,7 @@ def main():
                 if args.flush == "clean":
                     clean_flush()
                 else:
-                    torch.empty(256 << 20, dtype=torch.int8, device="cuda").zero_()
+                    dirty_flush()
                 if args.warm_code:  # another plan's tiny run: the kernel's code back in L2
                     warm_w.run(warm_b["q_nope"], warm_b["q_pe"], *warm_kv[:2], **warm_kv[2])
                     read_spans(w)  # (its spans dropped: the read clears them)
@@ -501,7 +501,7 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn"
     import subprocess
     import time
 
-    from harness import ResultWriter, device_context
+    from harness import ResultWriter, device_context, dirty_flush, event_times_ms
 
     ctx = device_context()
     ctx["driver"] = subprocess.run(
@@ -509,7 +509,6 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn"
         capture_output=True, text=True).stdout.strip()
     out = ResultWriter("power", ctx)  # (benchmarks/results/power.jsonl, or $MLA_WRAPPER_RESULTS_DIR)
     runs = peer_runs(h, batch, length, page, variant, ws, data, fp8=fp8)
-    zeros = torch.empty(256 << 20, dtype=torch.int8, device="cuda") if flush else None
     # Each kernel twice, in turn: the second round is the one that counts (and is recorded).
     for i, (name, fn) in enumerate(runs * 2):
         fn()
@@ -519,19 +518,13 @@ def power(h, batch, length, page, variant, ws, tag="", seconds=4.0, data="randn"
              "--format=csv,noheader,nounits", "-lms", "50"], stdout=subprocess.PIPE, text=True)
         calls, t0, times = 0, time.perf_counter(), []
         while time.perf_counter() - t0 < seconds:
-            events = []
-            for _ in range(20):
-                if flush:
-                    zeros.zero_()
-                    events.append((torch.cuda.Event(enable_timing=True),
-                                   torch.cuda.Event(enable_timing=True)))
-                    events[-1][0].record()
-                fn()
-                if flush:
-                    events[-1][1].record()
+            if flush:
+                times += [t * 1e3 for t in event_times_ms(fn, 20, dirty_flush)]
+            else:
+                for _ in range(20):
+                    fn()
+                torch.cuda.synchronize()
             calls += 20
-            torch.cuda.synchronize()
-            times += [a.elapsed_time(b) * 1e3 for a, b in events]
         elapsed = time.perf_counter() - t0
         smi.terminate()
         rows = [r.split(",") for r in smi.communicate()[0].strip().splitlines()]

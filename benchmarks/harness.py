@@ -48,19 +48,36 @@ def clean_flush() -> None:
     _CLEAN_FLUSH.amax()
 
 
-def _ms_after_clean_flush(call: Callable[[], object], iters: int) -> float:
-    """Median milliseconds of `call` over `iters` calls, clean_flush() before each (untimed):
-    events around each call, one synchronization at the end (do_bench's loop)."""
+_DIRTY_FLUSH = None
+
+
+def dirty_flush() -> None:
+    """do_bench's flush: zero a 256 MB buffer, leaving L2 full of dirty lines."""
+    global _DIRTY_FLUSH
+    if _DIRTY_FLUSH is None:
+        _DIRTY_FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    _DIRTY_FLUSH.zero_()
+
+
+def event_times_ms(call: Callable[[], object], iters: int,
+                   before: Callable[[], object]) -> list[float]:
+    """Milliseconds of each of `iters` calls of `call`, before() ahead of each (untimed): events
+    around each call, one synchronization at the end (do_bench's loop: the GPU stays busy)."""
     events = []
     for _ in range(iters):
-        clean_flush()
+        before()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
         call()
         b.record()
         events.append((a, b))
     torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) for a, b in events)
+    return [a.elapsed_time(b) for a, b in events]
+
+
+def _ms_after_clean_flush(call: Callable[[], object], iters: int) -> float:
+    """Median milliseconds of `call` over `iters` calls, clean_flush() before each (untimed)."""
+    return statistics.median(event_times_ms(call, iters, clean_flush))
 
 
 def bench_ms(fn: Callable[[], object], warmup_ms: int = 25, rep_ms: int = 100,
@@ -79,10 +96,9 @@ def bench_ms(fn: Callable[[], object], warmup_ms: int = 25, rep_ms: int = 100,
 
         return float(do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
     except ImportError:
-        flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
         for _ in range(3):
             fn()
-        return median_event_ms(fn, 30, before=flush.zero_)
+        return median_event_ms(fn, 30, before=dirty_flush)
 
 
 def median_event_ms(fn: Callable[[], object], iters: int,
