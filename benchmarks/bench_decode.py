@@ -1,9 +1,11 @@
 """MLA decode benchmark over BENCHMARKS.md's grid: every backend of this project and FlashInfer
 (fa2 / fa3) when importable, in one process on the same tensors, with a correctness check.
 
-    python benchmarks/bench_decode.py [--quick] [--backends sm80,sm90,sm90_fp8,fi_fa2,fi_fa3,flashmla] [--cases ...]
+    python benchmarks/bench_decode.py [--quick] [--backends sm80,sm90,sm90_fp8,sm90_fmla,fi_fa2,fi_fa3,flashmla] [--cases ...]
 
-(flashmla: FlashMLA's dense decode kernel, from the library benchmarks/fetch_flashmla.sh fetches.)
+(flashmla: FlashMLA's dense decode kernel, from the library benchmarks/fetch_flashmla.sh fetches;
+sm90_fmla: ours through FlashMLA's call, flash_mla_with_kvcache without indices, on the same
+tensors: its plan written on the GPU from device lengths, once per scheduling-metadata object.)
 sm90_fp8: our sm90 kernel over an FP8 (e4m3) copy of the case's cache (same page table,
 ckv_scale = kpe_scale = 1.0; bf16 queries and output). Its error (`err` in the table,
 `rel_err` in the JSON line) is against the reference on that fp8-rounded cache, and
@@ -166,28 +168,30 @@ def runner_flashinfer(fi_backend, c, ws):
     return lambda: w.run(q_nope, q_pe, ckv, kpe, out=out), out
 
 
+def flashmla_tensors(c, dev):
+    """FlashMLA's call tensors for case c: q (B, qo_len, H, 576), the cache as (pages, page, 1,
+    576), a block table made from the case's page list, cache_seqlens, out (B, qo_len, H, 512)."""
+    B, qo, H = c["B"], c["qo_len"], c["H"]
+    indptr = c["kv_indptr"].tolist()
+    pages = c["kv_indices"].cpu()
+    table = torch.zeros(B, max(1, max(b - a for a, b in zip(indptr, indptr[1:]))), dtype=torch.int32)
+    for b in range(B):
+        table[b, :indptr[b + 1] - indptr[b]] = pages[indptr[b]:indptr[b + 1]]
+    out = torch.empty(B, qo, H, 512, dtype=c["q"].dtype, device=dev)
+    return c["q"].view(B, qo, H, 576), c["cache"].unsqueeze(2), table.to(dev), c["lens"].to(dev), out
+
+
 def runner_flashmla(c, ws):
-    """FlashMLA's dense decode kernel (SM90) on the case's tensors: its block table made from the
-    case's page list, q as (B, qo_len, H, 576), the cache as (pages, 64, 1, 576). FlashMLA takes
-    page 64 and one query length for every request only; it makes its schedule on the first call
-    and reuses it (as a serving engine does within a decode step)."""
+    """FlashMLA's dense decode kernel (SM90) on the case's tensors (flashmla_tensors). FlashMLA
+    takes page 64 and one query length for every request only; it makes its schedule on the
+    first call and reuses it (as a serving engine does within a decode step)."""
     from harness import flashmla_ops
 
     ops = flashmla_ops()
     if c["page_size"] != 64:
         raise ValueError("FlashMLA takes page_size 64 only")
     B, qo, H = c["B"], c["qo_len"], c["H"]
-    dev = ws.device
-    indptr = c["kv_indptr"].tolist()
-    pages = c["kv_indices"].cpu()
-    table = torch.zeros(B, max(1, max(b - a for a, b in zip(indptr, indptr[1:]))), dtype=torch.int32)
-    for b in range(B):
-        table[b, :indptr[b + 1] - indptr[b]] = pages[indptr[b]:indptr[b + 1]]
-    table = table.to(dev)
-    q = c["q"].view(B, qo, H, 576)
-    cache = c["cache"].unsqueeze(2)
-    seqlens = c["lens"].to(dev)
-    out = torch.empty(B, qo, H, 512, dtype=q.dtype, device=dev)
+    q, cache, table, seqlens, out = flashmla_tensors(c, ws.device)
     # FlashMLA's own view of the output: (B, kv heads = 1, qo_len x H rows, 512), token-major
     # rows: the same bytes as (B, qo_len, H, 512)
     out_rows = out.view(B, 1, qo * H, 512)
@@ -200,6 +204,23 @@ def runner_flashmla(c, ws):
     return run, out.view(B * qo, H, 512)
 
 
+def runner_ours_flashmla_api(c, ws):
+    """Our flash_mla_with_kvcache (FlashMLA's dense decode call: a plan written on the GPU from
+    device lengths, then the planned family) on the tensors runner_flashmla gives FlashMLA,
+    with one scheduling-metadata object, planned by the first call and reused (a decode step)."""
+    from mla_wrapper import flash_mla_with_kvcache, get_mla_metadata
+
+    B, qo, H = c["B"], c["qo_len"], c["H"]
+    q, cache, table, seqlens, out = flashmla_tensors(c, ws.device)
+    sched, _ = get_mla_metadata()
+
+    def run():
+        flash_mla_with_kvcache(q, cache, table, seqlens, 512, sched, None, SM_SCALE, qo > 1,
+                               out=out)
+
+    return run, out.view(B * qo, H, 512)
+
+
 RUNNERS = {
     "sm80": lambda c, ws: runner_ours("sm80", c, ws),
     "sm90": lambda c, ws: runner_ours("sm90", c, ws),
@@ -207,6 +228,7 @@ RUNNERS = {
     "fi_fa2": lambda c, ws: runner_flashinfer("fa2", c, ws),
     "fi_fa3": lambda c, ws: runner_flashinfer("fa3", c, ws),
     "flashmla": runner_flashmla,
+    "sm90_fmla": runner_ours_flashmla_api,
 }
 PEERS = ("fi_fa2", "fi_fa3", "flashmla")
 # Runners over an e4m3 copy of the cache (ours): checked against the reference on the

@@ -1,7 +1,7 @@
 """KernelSpec factories of the small kernel families (torch-free, so `warmup` stays fast).
 
   merge        merge_state / merge_state_v2 / merge_attn_states   (merge.cu.jinja)
-  device_plan  GPU-side uniform split plan for the page-table API  (device_plan.cu.jinja)
+  device_plan  GPU-side plans from device lengths (uniform / balanced)  (device_plan.cu.jinja)
 
 The attention families keep their factories beside their launch code (backends/sm80.py,
 backends/sm90.py, backends/cutlass.py), the host planner in planner.py.
@@ -36,6 +36,10 @@ def merge_spec(dtype_name: str, arch: str) -> KernelSpec:
 # ---------------------------------------------------------------------------- device_plan
 DEVICE_PLAN = "mlaw_device_plan"
 _DEVICE_PLAN_ARGS = ("ptr",) * 6 + ("i32",) * 5 + ("i64", "stream")
+# seq_lens, cta_work_indptr, work_info, request_info, merge_info, counts, scratch; batch, qo_len,
+# num_heads, rows_per_tile, kv_tile, num_ctas, causal, fixed_units; page_table_stride, stream
+DEVICE_PLAN_BALANCED = "mlaw_device_plan_balanced"
+_DEVICE_PLAN_BALANCED_ARGS = ("ptr",) * 7 + ("i32",) * 8 + ("i64", "stream")
 
 
 _PLAN_IO_EXPORTS = (
@@ -48,11 +52,14 @@ _PLAN_IO_EXPORTS = (
 
 
 def device_plan_spec(arch: str) -> KernelSpec:
-    """GPU-side uniform split plan (include/mla_wrapper/common/device_plan.cuh) and the plan
-    upload helpers (async copy + event) the wrapper's plan() uses."""
+    """GPU-side plans (include/mla_wrapper/common/device_plan.cuh: uniform splits;
+    device_plan/balanced.cuh: balanced shares) and the plan upload helpers (async copy + event)
+    the wrapper's plan() uses."""
     return KernelSpec(family="device_plan", template="device_plan.cu.jinja",
                       arch=normalize_arch(arch),
-                      exports=(Export(DEVICE_PLAN, _DEVICE_PLAN_ARGS),) + _PLAN_IO_EXPORTS)
+                      exports=(Export(DEVICE_PLAN, _DEVICE_PLAN_ARGS),
+                               Export(DEVICE_PLAN_BALANCED, _DEVICE_PLAN_BALANCED_ARGS))
+                      + _PLAN_IO_EXPORTS, header_dirs=("common", "device_plan"))
 
 
 def warmup_specs(arch: str, dtypes: list[str]) -> list[KernelSpec]:

@@ -21,6 +21,7 @@ from .jit import KernelModule, load
 from .jit.env import device_arch
 from . import backends, kernels, workspace as ws_mod
 from .backends import cutlass, sm80, sm90
+from .backends.planned import _pack_args
 from .kernels import MERGE_BASE2 as _MERGE_BASE2, MERGE_BASE_E as _MERGE_BASE_E, merge_spec
 
 __all__ = ["merge_state", "merge_state_v2", "merge_attn_states", "merge_spec",
@@ -380,13 +381,7 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     base = workspace.data_ptr()
     if base % 128:
         raise ValueError("workspace: data pointer must be 128-byte aligned (pass a fresh tensor)")
-    key = (fam.__name__, q_nope.dtype, device)
-    mods = _DEVICE_PLAN_MODULES.get(key)
-    if mods is None:
-        arch = device_arch(device)
-        mods = _DEVICE_PLAN_MODULES[key] = (load(kernels.device_plan_spec(arch)),
-                                            load(fam.spec(dtype_name(q_nope.dtype), arch, device=device)))
-    plan_mod, attn_mod = mods
+    plan_mod, attn_mod = _device_plan_modules(fam, q_nope.dtype, device)
     stream = torch.cuda.current_stream(device).cuda_stream
     i32 = lambda name: base + 4 * offsets[name]  # noqa: E731
     tiles = -(-H // _ROWS_PER_TILE)
@@ -396,21 +391,224 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
                                        page_table.stride(0), stream)
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN, status)
+    plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, B * tiles)
+    args = _run_args(q_nope, q_pe, cache, cache.data_ptr() + 512 * cache.element_size(),
+                     page_table, out, None, page_size, sm_scale, False, False)
+    fam.launch(attn_mod, ctypes.addressof(plan), ctypes.addressof(args), stream)
+    return out
+
+
+def _device_plan_modules(fam, dtype, device):
+    """(device-plan library, the family's attention library for dtype) on device, cached."""
+    key = (fam.__name__, dtype, device)
+    mods = _DEVICE_PLAN_MODULES.get(key)
+    if mods is None:
+        arch = device_arch(device)
+        mods = _DEVICE_PLAN_MODULES[key] = (load(kernels.device_plan_spec(arch)),
+                                            load(fam.spec(dtype_name(dtype), arch, device=device)))
+    return mods
+
+
+def _plan_struct(fam, base: int, offsets: dict, p_o: int, p_lse: int, num_ctas: int,
+                 max_merge_items: int) -> ws_mod.MlaPlanStruct:
+    """The MlaPlan of a plan written on the GPU at workspace address base (int32 element
+    offsets of its arrays; partial_o / partial_lse byte offsets)."""
+    i32 = lambda name: base + 4 * offsets[name]  # noqa: E731
     plan = ws_mod.MlaPlanStruct()
     plan.cta_work_indptr, plan.work_info = i32("cta_work_indptr"), i32("work_info")
     plan.request_info, plan.merge_info, plan.counts = i32("request_info"), i32("merge_info"), i32("counts")
     plan.partial_o, plan.partial_lse = base + p_o, base + p_lse
     plan.num_ctas, plan.rows_per_tile, plan.kv_tile = num_ctas, fam.ROWS_PER_TILE, fam.KV_TILE
-    plan.max_merge_items = max(B * tiles, 1)
-    args = ws_mod.MlaRunArgsStruct()  # enable_pdl stays 0: the plan kernel above wrote the plan
+    plan.max_merge_items = max(max_merge_items, 1)
+    return plan
+
+
+def _run_args(q_nope, q_pe, cache, kpe_ptr: int, page_table, out, lse, page_size: int,
+              sm_scale: float, causal: bool, enable_pdl: bool) -> ws_mod.MlaRunArgsStruct:
+    """MlaRunArgs of a page-table call: q_nope [T, H, 512] / q_pe [T, H, 64] views, the latent
+    cache [blocks, page_size, >= 512] (its rope columns at kpe_ptr, same strides), the page
+    table's rows from kv_indices, out [T, H, 512], lse [T, H] float32 (natural log) or None.
+    The cache's and q's sizes bound sm90's TMA maps (its tiles and Q load by TMA where they can).
+    enable_pdl: only where the plan was not written by the stream's previous kernel."""
+    args = ws_mod.MlaRunArgsStruct()
     args.q_nope, args.q_pe = q_nope.data_ptr(), q_pe.data_ptr()
-    args.ckv, args.kpe = cache.data_ptr(), cache.data_ptr() + 512 * cache.element_size()
-    args.out, args.lse, args.kv_indices = out.data_ptr(), None, page_table.data_ptr()
+    args.ckv, args.kpe = cache.data_ptr(), kpe_ptr
+    args.out, args.kv_indices = out.data_ptr(), page_table.data_ptr()
+    if lse is not None:
+        args.lse, args.lse_stride_token, args.lse_base_e = lse.data_ptr(), lse.stride(0), 1
     args.q_nope_stride_token, args.q_nope_stride_head = q_nope.stride(0), q_nope.stride(1)
     args.q_pe_stride_token, args.q_pe_stride_head = q_pe.stride(0), q_pe.stride(1)
     args.ckv_stride_page, args.ckv_stride_token = cache.stride(0), cache.stride(1)
     args.kpe_stride_page, args.kpe_stride_token = cache.stride(0), cache.stride(1)
     args.out_stride_token, args.out_stride_head = out.stride(0), out.stride(1)
-    args.num_heads, args.page_size, args.sm_scale, args.causal = H, page_size, sm_scale, 0
-    fam.launch(attn_mod, ctypes.addressof(plan), ctypes.addressof(args), stream)
-    return out
+    args.num_heads, args.page_size, args.sm_scale = q_nope.shape[1], page_size, sm_scale
+    args.causal = 1 if causal else 0
+    args.num_pages, args.num_q_tokens = cache.shape[0], q_nope.shape[0]
+    args.enable_pdl = 1 if enable_pdl and backends.pdl_enabled() else 0
+    return args
+
+
+# ------------------------------------------------------------------------------------------
+# FlashMLA's dense decode (flash_mla_with_kvcache without indices; sparse.py dispatches here):
+# a balanced plan written on the GPU (device_plan/balanced.cuh) from the device lengths, once
+# per scheduling-metadata object, then the planned family's kernels.
+# ------------------------------------------------------------------------------------------
+
+def _balanced_layout(batch: int, tiles: int, num_ctas: int):
+    """(int32 element offsets, partial_o byte offset, partial_lse byte offset, total bytes) of a
+    balanced plan (device_plan/balanced.cuh's capacities) in its workspace."""
+    group = tiles if tiles <= num_ctas else 1
+    groups = num_ctas // group
+    items = max(tiles * (batch + groups), num_ctas)
+    # a cut request's pieces: at most groups - 1 boundaries cut at most groups - 1 requests
+    slots = min(items, 2 * groups * tiles)
+    off, offsets = 0, {}
+    for name, n in (("counts", ws_mod.NUM_COUNTS), ("cta_work_indptr", num_ctas + 1),
+                    ("request_info", ws_mod.REQUEST_FIELDS * batch),
+                    ("merge_info", ws_mod.MERGE_FIELDS * batch * tiles),
+                    ("work_info", ws_mod.WORK_FIELDS * items),
+                    ("scratch", 2 * (batch + 1))):
+        offsets[name] = off
+        off = -(-(off + n) // 32) * 32            # 128-byte aligned arrays
+    partial_o = off * 4
+    partial_lse = partial_o + slots * _ROWS_PER_TILE * ws_mod.HEAD_DIM_CKV * 4
+    return offsets, partial_o, partial_lse, partial_lse + slots * _ROWS_PER_TILE * 4
+
+
+class FlashMLASchedMeta:
+    """Stands in for FlashMLA's scheduling metadata (get_mla_metadata, one per decode step).
+    Sparse decode reads nothing from it (flash_mla_with_kvcache keeps one plan per call shape);
+    dense decode keeps in it the balanced plan its first call writes on the GPU, which the
+    step's later calls (the other layers) reuse: make a new one each step, as with FlashMLA."""
+
+    def __init__(self):
+        self._dense: Optional[DenseSchedule] = None
+
+    def __repr__(self) -> str:
+        return "FlashMLASchedMeta()"
+
+
+class DenseSchedule:
+    """A balanced plan on the GPU for one (batch, lengths tensor, page table, shape): its
+    workspace (kept alive here: CUDA graphs captured with it read it) and MlaPlan."""
+
+    __slots__ = ("key", "workspace", "plan", "args")
+
+    def __init__(self, key, workspace, plan):
+        self.key, self.workspace, self.plan = key, workspace, plan
+        self.args = None   # its first call's MlaRunArgs, refilled by the later calls
+
+
+def flash_mla_dense(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
+                    cache_seqlens: torch.Tensor, sched, softmax_scale: Optional[float],
+                    causal: bool, out: Optional[torch.Tensor]):
+    """FlashMLA's dense decode (see sparse.flash_mla_with_kvcache): (out, lse)."""
+    check_tensor("q", q, dtypes=(torch.bfloat16, torch.float16), ndim=4, last_dim_contiguous=True)
+    b, s_q, h_q, d = q.shape
+    if d != ws_mod.HEAD_DIM_CKV + 64:
+        raise ValueError(f"q: expected [b, s_q, h_q, 576], got {list(q.shape)}")
+    if not 1 <= h_q <= _MAX_HEADS:
+        raise ValueError(f"q: h_q must be in 1..{_MAX_HEADS}, got {h_q}")
+    check_tensor("k_cache", k_cache, dtypes=(q.dtype,), ndim=4, last_dim_contiguous=True)
+    if k_cache.shape[2] != 1 or k_cache.shape[3] != d:
+        raise ValueError(f"k_cache: expected [num_blocks, page_block_size, 1, 576], got "
+                         f"{list(k_cache.shape)}")
+    page_size = int(k_cache.shape[1])
+    if page_size < 1:
+        raise ValueError("k_cache: page_block_size (dim 1) must be >= 1")
+    if block_table is None or cache_seqlens is None:
+        raise ValueError(f"{'block_table' if block_table is None else 'cache_seqlens'}: required "
+                         "for dense decode (indices=None)")
+    check_tensor("block_table", block_table, dtypes=(torch.int32,), ndim=2,
+                 last_dim_contiguous=True)
+    if block_table.shape[0] != b:
+        raise ValueError(f"block_table: expected {b} rows (batch), got {list(block_table.shape)}")
+    check_tensor("cache_seqlens", cache_seqlens, dtypes=(torch.int32,), shape=(b,))
+    if b > 1 and cache_seqlens.stride(0) != 1:
+        raise ValueError("cache_seqlens: must be contiguous (call .contiguous())")
+    device = check_same_device(q=q, k_cache=k_cache, block_table=block_table,
+                               cache_seqlens=cache_seqlens)
+    if device.type != "cuda":
+        raise ValueError(f"q: expected a CUDA tensor, got one on {device}")
+    T = b * s_q
+    if out is None:
+        out = torch.empty((b, s_q, h_q, 512), dtype=q.dtype, device=device)
+    else:
+        check_tensor("out", out, dtypes=(q.dtype,), shape=(b, s_q, h_q, 512), device=device,
+                     last_dim_contiguous=True)
+    lse = torch.empty((b, h_q, s_q), dtype=torch.float32, device=device)
+    if T == 0:
+        return out, lse
+    q3 = _rows_view("q", q, (T, h_q, d))
+    o3 = _rows_view("out", out, (T, h_q, 512))
+    causal = bool(causal) and s_q > 1
+    sm_scale = float(softmax_scale) if softmax_scale is not None else d ** -0.5
+    fam = _routed_family(device)
+    plan_mod, attn_mod = _device_plan_modules(fam, q.dtype, device)
+    stream = torch.cuda.current_stream(device).cuda_stream
+    key = (device, fam.__name__, b, s_q, h_q, page_size, causal, cache_seqlens.data_ptr(),
+           block_table.data_ptr(), block_table.stride(0))
+    meta = sched if isinstance(sched, FlashMLASchedMeta) else None
+    schedule = meta._dense if meta is not None else None
+    fresh = schedule is None or schedule.key != key
+    lse_rows = lse.view(T, h_q) if s_q == 1 else torch.empty((T, h_q), dtype=torch.float32,
+                                                             device=device)
+    cache = k_cache[:, :, 0]
+    qn, qp, o_st, c_st = q3.stride(), q3.stride(), o3.stride(), cache.stride()
+    if fresh:
+        schedule = _balanced_plan(plan_mod, fam, key, cache_seqlens, block_table, b, s_q, h_q,
+                                  causal, device, stream)
+        schedule.args = _run_args(q3[..., :512], q3[..., 512:], cache,
+                                  cache.data_ptr() + 512 * cache.element_size(), block_table, o3,
+                                  lse_rows, page_size, sm_scale, causal, enable_pdl=False)
+        if meta is not None:
+            meta._dense = schedule
+    else:   # the step's other layers: new tensors, same plan (one struct pack, no field stores)
+        args = schedule.args
+        _pack_args(args, 0, q3.data_ptr(), q3.data_ptr() + 512 * q3.element_size(),
+                   cache.data_ptr(), cache.data_ptr() + 512 * cache.element_size(),
+                   o3.data_ptr(), lse_rows.data_ptr(), block_table.data_ptr(), qn[0], qn[1],
+                   qp[0], qp[1], c_st[0], c_st[1], c_st[0], c_st[1], o_st[0], o_st[1],
+                   lse_rows.stride(0))
+        args.sm_scale, args.num_pages = sm_scale, cache.shape[0]
+        args.enable_pdl = 1 if backends.pdl_enabled() else 0
+    fam.launch(attn_mod, ctypes.addressof(schedule.plan), ctypes.addressof(schedule.args), stream)
+    if s_q > 1:
+        lse.copy_(lse_rows.view(b, s_q, h_q).transpose(1, 2))
+    # FlashMLA's convention: a row that sees no kv token has lse = +inf (in place, one kernel)
+    lse.nan_to_num_(nan=float("nan"), posinf=float("inf"), neginf=float("inf"))
+    return out, lse
+
+
+def _balanced_plan(plan_mod, fam, key, cache_seqlens, block_table, b, s_q, h_q, causal, device,
+                   stream) -> DenseSchedule:
+    """Allocate a workspace and write a balanced plan into it on the stream (a kernel: no
+    host sync, capturable)."""
+    num_ctas = torch.cuda.get_device_properties(device).multi_processor_count * fam.CTAS_PER_SM
+    rows = s_q * h_q
+    tiles = -(-rows // _ROWS_PER_TILE)
+    offsets, p_o, p_lse, total = _balanced_layout(b, tiles, num_ctas)
+    workspace = torch.empty(total, dtype=torch.uint8, device=device)
+    base = workspace.data_ptr()
+    i32 = lambda name: base + 4 * offsets[name]  # noqa: E731
+    # a piece's fixed cost in kv tiles: one for its start, one per 32 rows of its tile (its q
+    # load and output), as the CPU planner's cost model (planner.py CostModel)
+    fixed = 1 + -(-2 * min(rows, _ROWS_PER_TILE) // fam.KV_TILE)
+    status = plan_mod.mlaw_device_plan_balanced(
+        cache_seqlens.data_ptr(), i32("cta_work_indptr"), i32("work_info"), i32("request_info"),
+        i32("merge_info"), i32("counts"), i32("scratch"), b, s_q, h_q, _ROWS_PER_TILE,
+        fam.KV_TILE, num_ctas, 1 if causal else 0, fixed, block_table.stride(0), stream)
+    if status:
+        raise plan_mod.error(kernels.DEVICE_PLAN_BALANCED, status)
+    plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, b * tiles)
+    return DenseSchedule(key, workspace, plan)
+
+
+def _rows_view(name: str, t: torch.Tensor, shape):
+    """t with its first two dims as one (a view: no hidden copy), or a ValueError."""
+    try:
+        return t.view(shape)
+    except RuntimeError:
+        raise ValueError(f"{name}: its first two dims must merge into one without a copy "
+                         f"(strides {tuple(t.stride())} for shape {list(t.shape)}); call "
+                         f".contiguous()") from None

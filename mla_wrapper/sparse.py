@@ -41,6 +41,7 @@ from ._validate import check_tensor, device_index
 from .backends import sm80
 from .backends.planned import PlannedKernel, _pack_args, apply_kv_scales
 from .cache_ops import cp_gather_cache, gather_and_maybe_dequant_cache  # noqa: F401 (re-export)
+from .ops import FlashMLASchedMeta, _rows_view, flash_mla_dense
 from .planner import CostModel, Planner
 from .wrapper import _current_device_getter, _raw_stream_getter
 
@@ -542,24 +543,6 @@ def _apply_sink(out: torch.Tensor, lse: torch.Tensor, attn_sink) -> None:
 
 
 # --------------------------------------------- flash_mla_with_kvcache (sparse decode)
-class FlashMLASchedMeta:
-    """Stands in for FlashMLA's scheduling metadata (get_mla_metadata): nothing to fill here,
-    flash_mla_with_kvcache keeps one plan per call shape (see there)."""
-
-    def __repr__(self) -> str:
-        return "FlashMLASchedMeta()"
-
-
-def _rows_view(name: str, t: torch.Tensor, shape):
-    """t with its first two dims as one (a view: no hidden copy), or a ValueError."""
-    try:
-        return t.view(shape)
-    except RuntimeError:
-        raise ValueError(f"{name}: its first two dims must merge into one without a copy "
-                         f"(strides {tuple(t.stride())} for shape {list(t.shape)}); call "
-                         f".contiguous()") from None
-
-
 def get_mla_metadata(*args, **kwargs):
     """FlashMLA's get_mla_metadata: ``(FlashMLASchedMeta(), None)`` whatever the arguments."""
     return FlashMLASchedMeta(), None
@@ -600,36 +583,57 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
                            extra_indices_in_kvcache=None,
                            topk_length: Optional[torch.Tensor] = None, extra_topk_length=None,
                            out: Optional[torch.Tensor] = None):
-    """FlashMLA's flash_mla_with_kvcache for sparse decode (``indices`` given), the call vLLM's
-    and SGLang's DeepSeek V3.2 backends make: ``(out, lse)``.
+    """FlashMLA's flash_mla_with_kvcache: ``(out, lse)``, sparse decode (``indices`` given, the
+    call vLLM's and SGLang's DeepSeek V3.2 backends make) or dense paged decode (no indices,
+    their FlashMLA backends' call).
 
-    q [b, s_q, h_q, 576] bf16/fp16 (h_q 1..128: no padding to 64 needed); k_cache
-    [num_blocks, page_block_size, 1, 656] uint8 / float8_e4m3fn with is_fp8_kvcache=True
-    (FlashMLA's fp8 rows, sm90 only) or [num_blocks, page_block_size, 1, 576] in q's dtype;
-    indices [b, s_q, topk] int32 slot ids (block * page_block_size + offset; -1 or out of
-    range: skipped); topk_length [b * s_q] (or [b]) int32: only the first n ids of a row count;
-    attn_sink [h_q] float32 (joins the softmax denominator only); out [b, s_q, h_q, 512]
-    optional. Returns out [b, s_q, h_q, 512] and lse [b, h_q, s_q] float32 (natural log, +inf
-    for a row with no valid slot, whose out is 0). block_table, cache_seqlens,
-    tile_scheduler_metadata and num_splits are accepted and not read (the indices address the
-    cache). Dense decode (indices None), causal, and DeepSeek V4's extra caches raise.
+    Both: q [b, s_q, h_q, 576] bf16/fp16 (h_q 1..128: no padding to 64 needed); out [b, s_q,
+    h_q, 512] optional. Returns out [b, s_q, h_q, 512] and lse [b, h_q, s_q] float32 (natural
+    log, +inf for a row that sees no key, whose out is 0). tile_scheduler_metadata: what
+    get_mla_metadata() returned (one per decode step), or None; num_splits is not read.
+    DeepSeek V4's extra caches raise.
 
+    Dense (indices None): k_cache [num_blocks, page_block_size, 1, 576] in q's dtype (any page
+    size; FlashMLA's kernel takes 64 only), block_table [b, max_blocks] int32 and cache_seqlens
+    [b] int32 on the device (read there: no host sync, capturable in CUDA graphs), causal for
+    s_q > 1 (query i sees keys [0, seqlen - s_q + i]), softmax_scale default 576 ** -0.5. The
+    first call with a scheduling-metadata object writes a balanced plan for its batch on the
+    GPU (one small kernel; device_plan/balanced.cuh) into a workspace the object keeps; later
+    calls with the same object, lengths and page-table tensors and shape (the step's other
+    layers) reuse it, as FlashMLA's metadata is reused: take a new get_mla_metadata() each step
+    (or pass None to plan every call). Runs the planned family of the GPU (sm90 on Hopper).
+    attn_sink, topk_length and is_fp8_kvcache raise there.
+
+    Sparse (indices given): k_cache [num_blocks, page_block_size, 1, 656] uint8 / float8_e4m3fn
+    with is_fp8_kvcache=True (FlashMLA's fp8 rows, sm90 only) or [num_blocks, page_block_size,
+    1, 576] in q's dtype; indices [b, s_q, topk] int32 slot ids (block * page_block_size +
+    offset; -1 or out of range: skipped); topk_length [b * s_q] (or [b]) int32: only the first
+    n ids of a row count; attn_sink [h_q] float32 (joins the softmax denominator only).
+    block_table and cache_seqlens are not read (the indices address the cache); causal raises.
     One plan per (tokens, topk, heads, dtypes, scale), made at its shape's first call and
     kept (a few KB each): calls, CUDA-graph captures and replays of that shape reuse it (no
     host work but argument checks; nothing allocated inside a capture after that first call).
     """
-    if indices is None:
-        raise ValueError("indices: flash_mla_with_kvcache here serves sparse decode only (top-k "
-                         "indices); for dense paged decode use BatchMLAPagedAttentionWrapper")
     for name, v in (("extra_k_cache", extra_k_cache),
                     ("extra_indices_in_kvcache", extra_indices_in_kvcache),
                     ("extra_topk_length", extra_topk_length)):
         if v is not None:
             raise ValueError(f"{name}: DeepSeek V4's extra cache is not supported; pass None")
-    if causal:
-        raise ValueError("causal: must be False with indices (the indices select the keys)")
     if head_dim_v != HEAD_DIM_CKV:
         raise ValueError(f"head_dim_v: only {HEAD_DIM_CKV} is supported, got {head_dim_v}")
+    if indices is None:
+        for name, v in (("attn_sink", attn_sink), ("topk_length", topk_length)):
+            if v is not None:
+                raise ValueError(f"{name}: applies to sparse decode (indices given) only; pass "
+                                 "None for dense decode")
+        if is_fp8_kvcache:
+            raise ValueError("is_fp8_kvcache: dense decode reads a 16-bit cache (FlashMLA's "
+                             "dense kernel has no fp8 path either); pass indices for FlashMLA's "
+                             "fp8 rows, or use BatchMLAPagedAttentionWrapper with an e4m3 cache")
+        return flash_mla_dense(q, k_cache, block_table, cache_seqlens, tile_scheduler_metadata,
+                               softmax_scale, causal, out)
+    if causal:
+        raise ValueError("causal: must be False with indices (the indices select the keys)")
     check_tensor("q", q, dtypes=_ATTN_DTYPES, ndim=4, last_dim_contiguous=True)
     b, s_q, h_q, d = q.shape
     if d != HEAD_DIM_QK:

@@ -1,0 +1,274 @@
+// A balanced plan made on the GPU from device lengths, for FlashMLA's dense decode API
+// (flash_mla_with_kvcache without indices: mla_wrapper/ops.py flash_mla_dense).
+//
+// FlashMLA's callers keep cache_seqlens on the device and capture the call in CUDA graphs, so
+// the host cannot read the lengths. common/device_plan.cuh (cutlass_mla_decode's plan) gives
+// every request the same number of pieces, which leaves a ragged batch waiting on its longest
+// request; this kernel cuts the batch's work into near-equal shares instead, in one CTA:
+//
+//   A request r (q query tokens, kv_len L_r) has T = ceil(q * H / R) row tiles. Its work is
+//   w_r = F + ceil(L_r / K) units (F units of fixed cost, then one unit per kv tile of K
+//   tokens); the batch is the stream of its requests' units in request order, W in all, with
+//   prefix P_r. The CTAs form groups of G = T CTAs (1 where T > num_ctas); group g runs the
+//   stream's units in [b_g, b_{g+1}) and its G CTAs run the same pieces for their own row
+//   tiles (tile t on CTA g * G + t) in lockstep, so a kv tile one of them loads from DRAM is
+//   in L2 for the others (the CPU planner's lockstep pairs at H=128).
+//   Boundaries: b_g = g * cap, cap = ceil(W / groups), then a boundary that falls inside a
+//   request of at most cap + cap / 8 units (which holds no other boundary) moves to that
+//   request's nearer end, so such a request is never cut (no partials, no merge for it);
+//   longer requests are cut at the boundaries. A request's piece in group g covers its kv
+//   tiles in [b_g, b_{g+1}); a piece that would hold only fixed units goes to the next group.
+//   A request of n_r > 1 pieces writes partials (n_r consecutive slots per row tile) that one
+//   merge item per row tile combines; otherwise its items write out / lse directly. Causal
+//   (q > 1): each row tile's range stops where its last query token's view ends.
+//
+// The plan (common/plan.h): CTA c = g * G + t's items are consecutive in work_info (its
+// group's pieces in request order; the requests of a group are consecutive, so piece k of
+// group g is request first[g] + k). Capacities: pieces <= B + groups - 1, so items <=
+// T * (B + groups), slots <= items, merges <= B * T; scratch holds B + 1 int64 prefixes.
+#pragma once
+
+#include <stdint.h>
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include "mla_wrapper/common/plan.h"
+
+namespace mlaw {
+
+struct BalancedPlanArgs {
+  const int32_t* seq_lens;      // [batch], device
+  int32_t* cta_work_indptr;     // [num_ctas + 1]
+  int32_t* work_info;           // [>= T * (batch + groups)] records
+  int32_t* request_info;        // [batch * kRequestFields]
+  int32_t* merge_info;          // [batch * T * kMergeFields]
+  int32_t* counts;              // [4]
+  int64_t* scratch;             // [batch + 1]: the stream prefixes P_r, then W
+  int32_t batch;
+  int32_t qo_len;               // query tokens per request (s_q)
+  int32_t num_heads;
+  int32_t rows_per_tile;
+  int32_t kv_tile;
+  int32_t num_ctas;
+  int32_t causal;               // 1: per-row causal limits (qo_len > 1)
+  int32_t fixed_units;          // F: a piece's fixed cost, in kv tiles
+  int64_t page_table_stride;    // entries per page-table row
+};
+
+constexpr int kBalancedThreads = 512;
+constexpr int kBalancedMaxGroups = 1024;  // (the export refuses more CTAs)
+
+// The geometry every thread derives from the arguments.
+struct BalancedShape {
+  int tiles;   // T: row tiles per request
+  int group;   // G: CTAs per group
+  int groups;  // CTAs / G
+  int per;     // T / G: row tiles a CTA of a group runs per piece
+  __device__ explicit BalancedShape(const BalancedPlanArgs& a) {
+    tiles = (a.qo_len * a.num_heads + a.rows_per_tile - 1) / a.rows_per_tile;
+    group = tiles <= a.num_ctas ? tiles : 1;
+    groups = a.num_ctas / group;
+    per = tiles / group;
+  }
+};
+
+__device__ __forceinline__ int32_t kv_tiles_of(const BalancedPlanArgs& a, int32_t L) {
+  return (L + a.kv_tile - 1) / a.kv_tile;
+}
+
+// The group whose range holds stream position pos: the last g with bound[g] <= pos.
+__device__ __forceinline__ int group_of(const int64_t* bound, int groups, int64_t pos) {
+  int lo = 0, hi = groups - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (bound[mid] <= pos) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+// Request r's pieces: groups first..last (a share holding only its fixed units takes none).
+struct BalancedPieces {
+  int64_t start;  // P_r
+  int32_t kv_tiles;
+  int first, last;
+  __device__ BalancedPieces(const BalancedPlanArgs& a, const int64_t* bound, int groups,
+                            int64_t prefix, int32_t L)
+      : start(prefix), kv_tiles(kv_tiles_of(a, L)) {
+    const int64_t w = int64_t(a.fixed_units) + kv_tiles;
+    first = group_of(bound, groups, kv_tiles > 0 ? start + a.fixed_units : start);
+    const int end_group = group_of(bound, groups, start + w - 1);
+    last = kv_tiles > 0 && end_group > first ? end_group : first;
+  }
+  __device__ int count() const { return last - first + 1; }
+  // kv tiles [t0, t1) of the piece in group g
+  __device__ void tiles_in(const BalancedPlanArgs& a, const int64_t* bound, int g, int32_t& t0,
+                           int32_t& t1) const {
+    const int64_t lo = g == first ? 0 : bound[g] - start - a.fixed_units;
+    const int64_t hi = g == last ? kv_tiles : bound[g + 1] - start - a.fixed_units;
+    t0 = int32_t(min(max(lo, int64_t(0)), int64_t(kv_tiles)));
+    t1 = int32_t(min(max(hi, int64_t(t0)), int64_t(kv_tiles)));
+  }
+};
+
+// The kv end row tile t of a request sees: L, or with causal masking where its last query
+// token's view ends (query i sees [0, L - q + i]).
+__device__ __forceinline__ int32_t tile_visible_end(const BalancedPlanArgs& a, int t, int32_t L) {
+  if (!a.causal) return L;
+  const int rows = a.qo_len * a.num_heads;
+  const int last_row = min((t + 1) * a.rows_per_tile, rows) - 1;
+  const int32_t end = L - a.qo_len + last_row / a.num_heads + 1;
+  return end < 0 ? 0 : end > L ? L : end;
+}
+
+__global__ void __launch_bounds__(kBalancedThreads)
+balanced_plan_kernel(BalancedPlanArgs a) {
+  using Scan = cub::BlockScan<int64_t, kBalancedThreads>;
+  using Reduce = cub::BlockReduce<int64_t, kBalancedThreads>;
+  __shared__ union {
+    typename Scan::TempStorage scan;
+    typename Reduce::TempStorage reduce;
+  } tmp;
+  __shared__ int64_t s_bound[kBalancedMaxGroups + 1];  // the groups' stream ranges
+  __shared__ int32_t s_count[kBalancedMaxGroups];      // pieces per group
+  __shared__ int32_t s_first[kBalancedMaxGroups];      // first request of each group
+  __shared__ int32_t s_start[kBalancedMaxGroups + 1];  // exclusive prefix of s_count
+  __shared__ int64_t s_carry[3];
+
+  const BalancedShape shape(a);
+  const int tid = threadIdx.x;
+  const int B = a.batch;
+  if (tid < 3) s_carry[tid] = 0;
+  for (int g = tid; g < shape.groups; g += kBalancedThreads) {
+    s_count[g] = 0;
+    s_first[g] = 0x7fffffff;
+  }
+  __syncthreads();
+  // 1. the stream prefixes P_r and W
+  for (int base = 0; base < B; base += kBalancedThreads) {
+    const int r = base + tid;
+    const int64_t w = r < B ? a.fixed_units + kv_tiles_of(a, max(a.seq_lens[r], 0)) : 0;
+    int64_t prefix, chunk;
+    Scan(tmp.scan).ExclusiveSum(w, prefix, chunk);
+    if (r < B) a.scratch[r] = prefix + s_carry[0];
+    __syncthreads();
+    if (tid == 0) s_carry[0] += chunk;
+    __syncthreads();
+  }
+  const int64_t total = s_carry[0];
+  if (tid == 0) a.scratch[B] = total;
+  __syncthreads();  // (the prefixes are read by other threads below: global memory, same CTA)
+  __threadfence_block();
+  // 2. the group boundaries
+  const int64_t cap = max((total + shape.groups - 1) / shape.groups, int64_t(1));
+  const int64_t keep_whole = cap + cap / 8;  // a request up to this long is never cut
+  for (int g = tid; g <= shape.groups; g += kBalancedThreads) {
+    int64_t b = min(int64_t(g) * cap, total);
+    if (g > 0 && g < shape.groups && b < total) {
+      int lo = 0, hi = B - 1;  // the request r holding b: P_r <= b < P_{r+1}
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (a.scratch[mid] <= b) lo = mid; else hi = mid - 1;
+      }
+      const int64_t p0 = a.scratch[lo], p1 = a.scratch[lo + 1];
+      const bool alone = b - cap <= p0 && b + cap >= p1;  // no other boundary inside
+      if (p1 - p0 <= keep_whole && alone) b = (b - p0 <= p1 - b) ? p0 : p1;
+    }
+    s_bound[g] = g == shape.groups ? total : b;
+  }
+  __syncthreads();
+  // 3. pieces per group and each group's first request
+  for (int r = tid; r < B; r += kBalancedThreads) {
+    const BalancedPieces p(a, s_bound, shape.groups, a.scratch[r], max(a.seq_lens[r], 0));
+    for (int g = p.first; g <= p.last; ++g) {
+      atomicAdd(&s_count[g], 1);
+      atomicMin(&s_first[g], r);
+    }
+  }
+  __syncthreads();
+  if (tid == 0) {
+    int32_t acc = 0;
+    for (int g = 0; g < shape.groups; ++g) {
+      s_start[g] = acc;
+      acc += s_count[g];
+    }
+    s_start[shape.groups] = acc;
+  }
+  __syncthreads();
+  const int64_t num_items = int64_t(s_start[shape.groups]) * shape.tiles;
+  for (int c = tid; c <= a.num_ctas; c += kBalancedThreads) {
+    int64_t at = num_items;
+    if (c < shape.groups * shape.group) {
+      const int g = c / shape.group, t = c % shape.group;
+      at = int64_t(s_start[g]) * shape.tiles + int64_t(t) * s_count[g] * shape.per;
+    }
+    a.cta_work_indptr[c] = int32_t(at);
+  }
+  // 4. each request's items, partial slots and merge items
+  for (int base = 0; base < B; base += kBalancedThreads) {
+    const int r = base + tid;
+    const int32_t L = r < B ? max(a.seq_lens[r], 0) : 0;
+    const BalancedPieces p(a, s_bound, shape.groups, r < B ? a.scratch[r] : 0, L);
+    const int n = r < B ? p.count() : 0;
+    int64_t slot0, slots_chunk, merge0, merges_chunk;
+    Scan(tmp.scan).ExclusiveSum(n > 1 ? int64_t(n) * shape.tiles : 0, slot0, slots_chunk);
+    __syncthreads();
+    Scan(tmp.scan).ExclusiveSum(n > 1 ? int64_t(shape.tiles) : 0, merge0, merges_chunk);
+    slot0 += s_carry[1];
+    merge0 += s_carry[2];
+    if (r < B) {
+      int32_t* req = a.request_info + int64_t(r) * kRequestFields;
+      const int32_t qo_start = r * a.qo_len;
+      const int32_t page_start = int32_t(r * a.page_table_stride);
+      req[kRequestQoStart] = qo_start;
+      req[kRequestQoLen] = a.qo_len;
+      req[kRequestKvLen] = L;
+      req[kRequestPageStart] = page_start;
+      for (int g = p.first; g <= p.last; ++g) {
+        const int j = g - p.first;       // the request's piece j
+        const int k = r - s_first[g];    // the group's piece k
+        int32_t t0, t1;
+        p.tiles_in(a, s_bound, g, t0, t1);
+        for (int t = 0; t < shape.tiles; ++t) {
+          const int64_t item = int64_t(s_start[g]) * shape.tiles +
+                               int64_t(t % shape.group) * s_count[g] * shape.per +
+                               int64_t(k) * shape.per + t / shape.group;
+          const int32_t vis = tile_visible_end(a, t, L);
+          int32_t* rec = a.work_info + item * kWorkFields;
+          rec[kWorkRequest] = r;
+          rec[kWorkRowTile] = t;
+          rec[kWorkKvStart] = min(t0 * a.kv_tile, vis);
+          rec[kWorkKvEnd] = min(t1 * a.kv_tile, vis);
+          rec[kWorkPartialSlot] = n > 1 ? int32_t(slot0 + int64_t(t) * n + j) : kSlotDirect;
+          rec[kWorkQoStart] = qo_start;
+          rec[kWorkQoLen] = a.qo_len;
+          rec[kWorkKvLen] = L;
+          rec[kWorkPageStart] = page_start;
+        }
+      }
+      if (n > 1) {
+        for (int t = 0; t < shape.tiles; ++t) {
+          int32_t* m = a.merge_info + (merge0 + t) * kMergeFields;
+          m[kMergeRequest] = r;
+          m[kMergeRowTile] = t;
+          m[kMergeFirstSlot] = int32_t(slot0 + int64_t(t) * n);
+          m[kMergeNumSlots] = n;
+        }
+      }
+    }
+    __syncthreads();
+    if (tid == 0) {
+      s_carry[1] += slots_chunk;
+      s_carry[2] += merges_chunk;
+    }
+    __syncthreads();
+  }
+  if (tid == 0) {
+    a.counts[0] = int32_t(num_items);
+    a.counts[1] = int32_t(s_carry[2]);
+    a.counts[2] = B;
+    a.counts[3] = 0;
+  }
+}
+
+}  // namespace mlaw
