@@ -162,15 +162,17 @@ def decode_plan(schedule, b, tiles, num_ctas):
 def test_balanced_plan_invariants(lens, s_q, heads):
     """Each (request, row tile)'s visible kv range is covered once, in order, by its items; a
     CTA's items are consecutive; a request cut in n pieces has n consecutive slots per row
-    tile and one merge item each; requests not longer than a share are never cut."""
-    x = make_case(lens, s_q, heads, 64, seed=len(lens))
+    tile and one merge item each; requests within a quarter share are never cut; no group
+    runs more than a share and a quarter."""
+    b, device = len(lens), torch.device("cuda")
+    width = max(max(-(-L // 64) for L in lens), 1)   # (only the lengths and the table's width)
+    seqlens = torch.tensor(lens, dtype=torch.int32, device=device)
+    table = torch.zeros(b, width, dtype=torch.int32, device=device)
     fam = backends.family("sm80")   # (the plan's shape does not depend on the family)
-    device = x["q"].device
     plan_mod, _ = ops._device_plan_modules(fam, torch.bfloat16, device)
-    b = len(lens)
     causal = s_q > 1
-    sched = ops._balanced_plan(plan_mod, fam, None, x["cache_seqlens"], x["block_table"], b, s_q,
-                               heads, causal, device, torch.cuda.current_stream().cuda_stream)
+    sched = ops._balanced_plan(plan_mod, fam, None, seqlens, table, b, s_q, heads, causal, device,
+                               torch.cuda.current_stream().cuda_stream)
     num_ctas = torch.cuda.get_device_properties(device).multi_processor_count
     tiles = -(-s_q * heads // 64)
     counts, indptr, work, merges = decode_plan(sched, b, tiles, num_ctas)
@@ -181,13 +183,15 @@ def test_balanced_plan_invariants(lens, s_q, heads):
     for c in range(num_ctas):
         for w in work[indptr[c]: indptr[c + 1]]:
             r, t, k0, k1, slot = (int(v) for v in w[:5])
-            assert tuple(w[5:]) == (r * s_q, s_q, lens[r], r * x["block_table"].shape[1])
+            assert tuple(w[5:]) == (r * s_q, s_q, lens[r], r * width)
             assert t % group == c % group, "a row tile on its group's CTA"
             pieces.setdefault((r, t), []).append((k0, k1, slot, c))
     assert len(pieces) == b * tiles
     merge_of = {(int(m[0]), int(m[1])): (int(m[2]), int(m[3])) for m in merges}
     assert len(merge_of) == len(merges)
-    total_units = sum(-(-L // 64) for L in lens)
+    fixed = 1 + -(-2 * min(s_q * heads, 64) // 64)
+    groups = num_ctas // group
+    cap = max(-(-sum(fixed + -(-L // 64) for L in lens) // groups), 1)
     for (r, t), ps in pieces.items():
         L = lens[r]
         last_row = min((t + 1) * 64, s_q * heads) - 1
@@ -201,9 +205,13 @@ def test_balanced_plan_invariants(lens, s_q, heads):
         else:
             first, n = merge_of[(r, t)]
             assert n == len(ps) and sorted(p[2] for p in ps) == list(range(first, first + n))
-        share = (total_units + num_ctas // group) // (num_ctas // group)
-        if -(-L // 64) <= share - 8:
-            assert len(ps) == 1, f"request {r} ({L} tokens) cut though shorter than a share"
+        if fixed + -(-L // 64) <= 2 * (cap // 8):
+            assert len(ps) == 1, f"request {r} ({L} tokens) cut though within a quarter share"
+    # a group runs at most cap + cap / 4 units (its pieces' kv tiles and fixed units)
+    for c in range(0, num_ctas, group):
+        units = sum(-(-(int(w[3]) - int(w[2])) // 64) + fixed
+                    for w in work[indptr[c]: indptr[c + 1]] if int(w[1]) == c % group)
+        assert units <= cap + 2 * (cap // 8) + 2 * fixed, f"CTA {c}: {units} units, share {cap}"
 
 
 @pytest.mark.gpu
