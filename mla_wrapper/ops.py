@@ -398,6 +398,18 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     return out
 
 
+def _current_device() -> int:
+    fast = getattr(torch._C, "_cuda_getDevice", None)
+    return fast() if fast is not None else torch.cuda.current_device()
+
+
+def _raw_stream(device_index: int) -> int:
+    """The current stream of a device as a cudaStream_t int (torch's raw getter: no Stream object)."""
+    fast = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return fast(device_index) if fast is not None else \
+        torch.cuda.current_stream(device_index).cuda_stream
+
+
 def _device_plan_modules(fam, dtype, device):
     """(device-plan library, the family's attention library for dtype) on device, cached."""
     key = (fam.__name__, dtype, device)
@@ -490,19 +502,49 @@ class FlashMLASchedMeta:
 
 class DenseSchedule:
     """A balanced plan on the GPU for one (batch, lengths tensor, page table, shape): its
-    workspace (kept alive here: CUDA graphs captured with it read it) and MlaPlan."""
+    workspace (kept alive here: CUDA graphs captured with it read it), MlaPlan and MlaRunArgs,
+    the launch export, and the layout of the last call it checked (sig: the step's later calls
+    with the same layout skip the checks)."""
 
-    __slots__ = ("key", "workspace", "plan", "args")
+    __slots__ = ("key", "workspace", "plan", "args", "sig", "module", "run_export", "fn",
+                 "device_index", "table_ptr", "pdl")
 
-    def __init__(self, key, workspace, plan):
+    def __init__(self, key, workspace, plan, fam, attn_mod, device_index: int, table_ptr: int):
         self.key, self.workspace, self.plan = key, workspace, plan
-        self.args = None   # its first call's MlaRunArgs, refilled by the later calls
+        self.args = ws_mod.MlaRunArgsStruct()
+        self.sig = None
+        self.module, self.run_export = attn_mod, fam.RUN_EXPORT
+        self.fn = getattr(attn_mod, fam.RUN_EXPORT)
+        self.device_index, self.table_ptr = device_index, table_ptr
+        self.pdl = 1 if backends.pdl_enabled() else 0
+
+
+def _dense_sig(q, k_cache, block_table, cache_seqlens, out, softmax_scale, causal):
+    """The layout of a dense call's arguments (what flash_mla_dense checked), or None."""
+    try:
+        return (q.shape, q.stride(), q.dtype, q.get_device(), k_cache.shape, k_cache.stride(),
+                k_cache.dtype, k_cache.get_device(), block_table.data_ptr(), block_table.shape,
+                block_table.stride(), block_table.dtype, cache_seqlens.data_ptr(),
+                cache_seqlens.shape, cache_seqlens.dtype,
+                None if out is None else (out.shape, out.stride(), out.dtype, out.get_device()),
+                softmax_scale, bool(causal))
+    except AttributeError:
+        return None
 
 
 def flash_mla_dense(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
                     cache_seqlens: torch.Tensor, sched, softmax_scale: Optional[float],
                     causal: bool, out: Optional[torch.Tensor]):
     """FlashMLA's dense decode (see sparse.flash_mla_with_kvcache): (out, lse)."""
+    if isinstance(q, torch.Tensor) and q.is_cuda and q.get_device() != _current_device():
+        with torch.cuda.device(q.device):   # (the plan and attention kernels launch there)
+            return flash_mla_dense(q, k_cache, block_table, cache_seqlens, sched, softmax_scale,
+                                   causal, out)
+    meta = sched if type(sched) is FlashMLASchedMeta else None
+    schedule = meta._dense if meta is not None else None
+    if schedule is not None and schedule.sig is not None and schedule.sig == _dense_sig(
+            q, k_cache, block_table, cache_seqlens, out, softmax_scale, causal):
+        return _dense_launch(schedule, q, k_cache, out, fresh=False)   # the step's later calls
     check_tensor("q", q, dtypes=(torch.bfloat16, torch.float16), ndim=4, last_dim_contiguous=True)
     b, s_q, h_q, d = q.shape
     if d != ws_mod.HEAD_DIM_CKV + 64:
@@ -530,60 +572,66 @@ def flash_mla_dense(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.T
                                cache_seqlens=cache_seqlens)
     if device.type != "cuda":
         raise ValueError(f"q: expected a CUDA tensor, got one on {device}")
-    T = b * s_q
-    if out is None:
-        out = torch.empty((b, s_q, h_q, 512), dtype=q.dtype, device=device)
-    else:
+    if out is not None:
         check_tensor("out", out, dtypes=(q.dtype,), shape=(b, s_q, h_q, 512), device=device,
                      last_dim_contiguous=True)
-    lse = torch.empty((b, h_q, s_q), dtype=torch.float32, device=device)
+    T = b * s_q
     if T == 0:
-        return out, lse
-    q3 = _rows_view("q", q, (T, h_q, d))
-    o3 = _rows_view("out", out, (T, h_q, 512))
-    causal = bool(causal) and s_q > 1
+        out = torch.empty((b, s_q, h_q, 512), dtype=q.dtype, device=device) if out is None else out
+        return out, torch.empty((b, h_q, s_q), dtype=torch.float32, device=device)
+    _rows_view("q", q, (T, h_q, d))                 # (b and s_q must merge without a copy)
+    if out is not None:
+        _rows_view("out", out, (T, h_q, 512))
+    causal_rows = bool(causal) and s_q > 1
     sm_scale = float(softmax_scale) if softmax_scale is not None else d ** -0.5
     fam = _routed_family(device)
-    plan_mod, attn_mod = _device_plan_modules(fam, q.dtype, device)
-    stream = torch.cuda.current_stream(device).cuda_stream
-    key = (device, fam.__name__, b, s_q, h_q, page_size, causal, cache_seqlens.data_ptr(),
-           block_table.data_ptr(), block_table.stride(0))
-    meta = sched if isinstance(sched, FlashMLASchedMeta) else None
-    schedule = meta._dense if meta is not None else None
+    key = (device, fam.__name__, q.dtype, b, s_q, h_q, page_size, causal_rows,
+           cache_seqlens.data_ptr(), block_table.data_ptr(), block_table.stride(0))
     fresh = schedule is None or schedule.key != key
-    lse_rows = lse.view(T, h_q) if s_q == 1 else torch.empty((T, h_q), dtype=torch.float32,
-                                                             device=device)
-    cache = k_cache[:, :, 0]
-    qn, qp, o_st, c_st = q3.stride(), q3.stride(), o3.stride(), cache.stride()
     if fresh:
-        schedule = _balanced_plan(plan_mod, fam, key, cache_seqlens, block_table, b, s_q, h_q,
-                                  causal, device, stream)
-        schedule.args = _run_args(q3[..., :512], q3[..., 512:], cache,
-                                  cache.data_ptr() + 512 * cache.element_size(), block_table, o3,
-                                  lse_rows, page_size, sm_scale, causal, enable_pdl=False)
+        plan_mod, attn_mod = _device_plan_modules(fam, q.dtype, device)
+        schedule = _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b,
+                                  s_q, h_q, causal_rows, device)
         if meta is not None:
             meta._dense = schedule
-    else:   # the step's other layers: new tensors, same plan (one struct pack, no field stores)
-        args = schedule.args
-        _pack_args(args, 0, q3.data_ptr(), q3.data_ptr() + 512 * q3.element_size(),
-                   cache.data_ptr(), cache.data_ptr() + 512 * cache.element_size(),
-                   o3.data_ptr(), lse_rows.data_ptr(), block_table.data_ptr(), qn[0], qn[1],
-                   qp[0], qp[1], c_st[0], c_st[1], c_st[0], c_st[1], o_st[0], o_st[1],
-                   lse_rows.stride(0))
-        args.sm_scale, args.num_pages = sm_scale, cache.shape[0]
-        args.enable_pdl = 1 if backends.pdl_enabled() else 0
-    fam.launch(attn_mod, ctypes.addressof(schedule.plan), ctypes.addressof(schedule.args), stream)
+    a = schedule.args
+    a.num_heads, a.page_size, a.sm_scale = h_q, page_size, sm_scale
+    a.causal, a.lse_base_e, a.num_q_tokens = int(causal_rows), 2, T
+    schedule.sig = _dense_sig(q, k_cache, block_table, cache_seqlens, out, softmax_scale, causal)
+    return _dense_launch(schedule, q, k_cache, out, fresh)
+
+
+def _dense_launch(schedule: DenseSchedule, q, k_cache, out, fresh: bool):
+    """Launch a checked dense call on its schedule: out [b, s_q, h_q, 512] (made if None) and
+    lse [b, h_q, s_q] (natural log, +inf for a row that sees no key: lse_base_e = 2)."""
+    b, s_q, h_q, _ = q.shape
+    device = q.device
+    if out is None:
+        out = torch.empty((b, s_q, h_q, 512), dtype=q.dtype, device=device)
+    lse = torch.empty((b, h_q, s_q), dtype=torch.float32, device=device)
+    lse_rows = lse if s_q == 1 else torch.empty((b * s_q, h_q), dtype=torch.float32, device=device)
+    qs, cs, os_ = q.stride(), k_cache.stride(), out.stride()
+    q_ptr, c_ptr, esize = q.data_ptr(), k_cache.data_ptr(), q.element_size()
+    # q / out rows (token b * s_q + i, head h): token stride stride(1) (b and s_q merge),
+    # q_pe at column 512; the cache's rope columns at 512, page / token strides of dims 0 / 1
+    _pack_args(schedule.args, 0, q_ptr, q_ptr + 512 * esize, c_ptr, c_ptr + 512 * esize,
+               out.data_ptr(), lse_rows.data_ptr(), schedule.table_ptr, qs[1], qs[2], qs[1], qs[2],
+               cs[0], cs[1], cs[0], cs[1], os_[1], os_[2], h_q)
+    schedule.args.num_pages = k_cache.shape[0]
+    schedule.args.enable_pdl = 0 if fresh else schedule.pdl
+    status = schedule.fn(ctypes.addressof(schedule.plan), ctypes.addressof(schedule.args),
+                         _raw_stream(schedule.device_index))
+    if status:
+        raise schedule.module.error(schedule.run_export, status)
     if s_q > 1:
         lse.copy_(lse_rows.view(b, s_q, h_q).transpose(1, 2))
-    # FlashMLA's convention: a row that sees no kv token has lse = +inf (in place, one kernel)
-    lse.nan_to_num_(nan=float("nan"), posinf=float("inf"), neginf=float("inf"))
     return out, lse
 
 
-def _balanced_plan(plan_mod, fam, key, cache_seqlens, block_table, b, s_q, h_q, causal, device,
-                   stream) -> DenseSchedule:
-    """Allocate a workspace and write a balanced plan into it on the stream (a kernel: no
-    host sync, capturable)."""
+def _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b, s_q, h_q, causal,
+                   device) -> DenseSchedule:
+    """Allocate a workspace and write a balanced plan into it on the current stream (a
+    kernel: no host sync, capturable)."""
     num_ctas = torch.cuda.get_device_properties(device).multi_processor_count * fam.CTAS_PER_SM
     rows = s_q * h_q
     tiles = -(-rows // _ROWS_PER_TILE)
@@ -597,11 +645,13 @@ def _balanced_plan(plan_mod, fam, key, cache_seqlens, block_table, b, s_q, h_q, 
     status = plan_mod.mlaw_device_plan_balanced(
         cache_seqlens.data_ptr(), i32("cta_work_indptr"), i32("work_info"), i32("request_info"),
         i32("merge_info"), i32("counts"), i32("scratch"), b, s_q, h_q, _ROWS_PER_TILE,
-        fam.KV_TILE, num_ctas, 1 if causal else 0, fixed, block_table.stride(0), stream)
+        fam.KV_TILE, num_ctas, 1 if causal else 0, fixed, block_table.stride(0),
+        _raw_stream(device.index))
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN_BALANCED, status)
     plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, b * tiles)
-    return DenseSchedule(key, workspace, plan)
+    return DenseSchedule(key, workspace, plan, fam, attn_mod, device.index,
+                         block_table.data_ptr())
 
 
 def _rows_view(name: str, t: torch.Tensor, shape):

@@ -169,10 +169,10 @@ def test_balanced_plan_invariants(lens, s_q, heads):
     seqlens = torch.tensor(lens, dtype=torch.int32, device=device)
     table = torch.zeros(b, width, dtype=torch.int32, device=device)
     fam = backends.family("sm80")   # (the plan's shape does not depend on the family)
-    plan_mod, _ = ops._device_plan_modules(fam, torch.bfloat16, device)
+    plan_mod, attn_mod = ops._device_plan_modules(fam, torch.bfloat16, device)
     causal = s_q > 1
-    sched = ops._balanced_plan(plan_mod, fam, None, seqlens, table, b, s_q, heads, causal, device,
-                               torch.cuda.current_stream().cuda_stream)
+    sched = ops._balanced_plan(plan_mod, fam, attn_mod, None, seqlens, table, b, s_q, heads,
+                               causal, device)
     num_ctas = torch.cuda.get_device_properties(device).multi_processor_count
     tiles = -(-s_q * heads // 64)
     counts, indptr, work, merges = decode_plan(sched, b, tiles, num_ctas)

@@ -131,7 +131,8 @@ typedef struct MlaRunArgs {
   int32_t page_size;
   float sm_scale;           // softmax scale applied to q.k (natural-log domain)
   int32_t causal;           // 1: per-row causal limit (see above)
-  int32_t lse_base_e;       // 1: write lse in natural log instead of base 2
+  int32_t lse_base_e;       // 1: write lse in natural log instead of base 2; 2: natural log,
+                            // +inf for a row that sees no key (FlashMLA's convention)
   int32_t num_pages;        // ckv.shape[0]: bounds of sm90's TMA tensor maps (0: no TMA)
   int32_t num_q_tokens;     // q_nope.shape[0]: bounds of sm90's Q tensor maps (0: Q by cp.async)
   int32_t enable_pdl;       // 1: sm90 launches attention with programmatic stream serialization

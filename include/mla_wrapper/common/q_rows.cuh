@@ -3,6 +3,7 @@
 // output row and lse go to the same (token, head), or to a partial slot of the plan.
 #pragma once
 
+#include <math.h>
 #include <stdint.h>
 
 #include "mla_wrapper/common/plan.h"
@@ -22,9 +23,11 @@ __device__ __forceinline__ const T* q_chunk_ptr(const MlaRunArgs& args, int qo_s
                       head * args.q_pe_stride_head + (c - 64) * 8;
 }
 
-// lse2 (a row's lse in base 2) in the base args.lse asks for: natural where args.lse_base_e.
+// lse2 (a row's lse in base 2) in the base args.lse asks for: natural where args.lse_base_e;
+// with lse_base_e == 2 (FlashMLA's convention) a row that sees no key (lse2 = -inf) gets +inf.
 __device__ __forceinline__ float lse_out_base(const MlaRunArgs& args, float lse2) {
-  return args.lse_base_e ? lse2 * 0.6931471805599453f : lse2;
+  if (!args.lse_base_e) return lse2;
+  return args.lse_base_e == 2 && lse2 == -INFINITY ? INFINITY : lse2 * 0.6931471805599453f;
 }
 
 // Row `row` of a work item's lse (base 2) where its rows go: its partial slot (slot >= 0, kRows
