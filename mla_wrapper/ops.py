@@ -403,8 +403,11 @@ def _current_device() -> int:
     return fast() if fast is not None else torch.cuda.current_device()
 
 
-def _raw_stream(device_index: int) -> int:
-    """The current stream of a device as a cudaStream_t int (torch's raw getter: no Stream object)."""
+def _raw_stream(device_index: Optional[int]) -> int:
+    """The current stream of a device (None: the current one) as a cudaStream_t int (torch's
+    raw getter: no Stream object)."""
+    if device_index is None:
+        device_index = _current_device()
     fast = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     return fast(device_index) if fast is not None else \
         torch.cuda.current_stream(device_index).cuda_stream
@@ -650,7 +653,8 @@ def _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b, 
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN_BALANCED, status)
     plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, b * tiles)
-    return DenseSchedule(key, workspace, plan, fam, attn_mod, device.index,
+    return DenseSchedule(key, workspace, plan, fam, attn_mod,
+                         device.index if device.index is not None else _current_device(),
                          block_table.data_ptr())
 
 

@@ -13,7 +13,10 @@
 //   stream's units in [b_g, b_{g+1}) and its G CTAs run the same pieces for their own row
 //   tiles (tile t on CTA g * G + t) in lockstep, so a kv tile one of them loads from DRAM is
 //   in L2 for the others (the CPU planner's lockstep pairs at H=128).
-//   Boundaries: b_g = g * cap, cap = ceil(W / groups), each moved to the nearer end of the
+//   Where the batch has no more requests than groups and none is longer than cap + cap / 8,
+//   each group runs one request whole (no partials, no merges: B=64 at H=128 ran 1.03-1.08x
+//   slower with cut requests, whose pieces each pay a fill). Otherwise
+//   boundaries: b_g = g * cap, cap = ceil(W / groups), each moved to the nearer end of the
 //   request it falls in where that end is at most cap / 8 units away, so a group runs at most
 //   cap + cap / 4 units and a request of at most cap / 4 units is never cut (no partials, no
 //   merge for it); other requests are cut at the boundaries. (Snapping to request ends
@@ -146,10 +149,12 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     s_first[g] = 0x7fffffff;
   }
   __syncthreads();
-  // 1. the stream prefixes P_r and W
+  // 1. the stream prefixes P_r, W and the longest request
+  int64_t longest = 0;
   for (int base = 0; base < B; base += kBalancedThreads) {
     const int r = base + tid;
     const int64_t w = r < B ? a.fixed_units + kv_tiles_of(a, max(a.seq_lens[r], 0)) : 0;
+    longest = max(longest, w);
     int64_t prefix, chunk;
     Scan(tmp.scan).ExclusiveSum(w, prefix, chunk);
     if (r < B) a.scratch[r] = prefix + s_carry[0];
@@ -157,17 +162,25 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     if (tid == 0) s_carry[0] += chunk;
     __syncthreads();
   }
-  const int64_t total = s_carry[0];
-  if (tid == 0) a.scratch[B] = total;
+  longest = Reduce(tmp.reduce).Reduce(longest, [](int64_t x, int64_t y) { return x > y ? x : y; });
+  if (tid == 0) {
+    a.scratch[B] = s_carry[0];
+    s_carry[1] = longest;
+  }
   __syncthreads();  // (the prefixes are read by other threads below: global memory, same CTA)
-  __threadfence_block();
+  const int64_t total = s_carry[0];
   // 2. the group boundaries: g * cap, moved to the nearer end of the request they cut when
-  // that end is within cap / 8 (a slack under cap / 2 keeps them in order)
+  // that end is within cap / 8 (a slack under cap / 2 keeps them in order); or, where every
+  // request fits a share and a slack and there are no more requests than groups, one request
+  // a group (no cuts: the CPU planner's plan for such batches)
   const int64_t cap = max((total + shape.groups - 1) / shape.groups, int64_t(1));
   const int64_t slack = cap / 8;
+  const bool one_each = B <= shape.groups && s_carry[1] <= cap + slack;
   for (int g = tid; g <= shape.groups; g += kBalancedThreads) {
     int64_t b = min(int64_t(g) * cap, total);
-    if (g > 0 && g < shape.groups && b < total && slack > 0) {
+    if (one_each) {
+      b = a.scratch[min(g, B)];
+    } else if (g > 0 && g < shape.groups && b < total && slack > 0) {
       int lo = 0, hi = B - 1;  // the request r holding b: P_r <= b < P_{r+1}
       while (lo < hi) {
         const int mid = (lo + hi + 1) / 2;
@@ -180,6 +193,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     s_bound[g] = g == shape.groups ? total : b;
   }
   __syncthreads();
+  if (tid == 0) s_carry[1] = 0;  // (the slot carry of step 4 from here)
   // 3. pieces per group and each group's first request
   for (int r = tid; r < B; r += kBalancedThreads) {
     const BalancedPieces p(a, s_bound, shape.groups, a.scratch[r], max(a.seq_lens[r], 0));
