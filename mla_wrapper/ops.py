@@ -648,8 +648,8 @@ def _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b, 
     status = plan_mod.mlaw_device_plan_balanced(
         cache_seqlens.data_ptr(), i32("cta_work_indptr"), i32("work_info"), i32("request_info"),
         i32("merge_info"), i32("counts"), i32("scratch"), b, s_q, h_q, _ROWS_PER_TILE,
-        fam.KV_TILE, num_ctas, 1 if causal else 0, fixed, block_table.stride(0),
-        _raw_stream(device.index))
+        fam.KV_TILE, num_ctas, 1 if causal else 0, fixed, 1 if fam is sm90 else 0,
+        block_table.stride(0), _raw_stream(device.index))
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN_BALANCED, status)
     plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, b * tiles)

@@ -149,6 +149,8 @@ def decode_plan(schedule, b, tiles, num_ctas):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("lens, s_q, heads", [
+    ([4096] * 64, 1, 16),                     # sm90: a request per cluster pair, halves
+    ([4000 + 3 * i for i in range(64)], 2, 16),   # the same with MTP rows (one row tile)
     ([1000] * 64, 1, 128),                    # uniform, a request per pair of CTAs: no cuts
     ([4096] * 128, 1, 128),                   # two requests a pair
     ([16384] * 64, 1, 128),                   # just past a share: kept whole
@@ -159,7 +161,7 @@ def decode_plan(schedule, b, tiles, num_ctas):
     ([100, 4000, 7], 2, 128),                 # MTP: four row tiles, causal limits
     ([3, 900, 64], 4, 16),                    # MTP in one row tile
 ])
-def test_balanced_plan_invariants(lens, s_q, heads):
+def test_balanced_plan_invariants(lens, s_q, heads, planned_backend):
     """Each (request, row tile)'s visible kv range is covered once, in order, by its items; a
     CTA's items are consecutive; a request cut in n pieces has n consecutive slots per row
     tile and one merge item each; requests within a quarter share are never cut; no group
@@ -168,7 +170,7 @@ def test_balanced_plan_invariants(lens, s_q, heads):
     width = max(max(-(-L // 64) for L in lens), 1)   # (only the lengths and the table's width)
     seqlens = torch.tensor(lens, dtype=torch.int32, device=device)
     table = torch.zeros(b, width, dtype=torch.int32, device=device)
-    fam = backends.family("sm80")   # (the plan's shape does not depend on the family)
+    fam = backends.family(planned_backend)   # (sm90 plans may hold cluster pairs)
     plan_mod, attn_mod = ops._device_plan_modules(fam, torch.bfloat16, device)
     causal = s_q > 1
     sched = ops._balanced_plan(plan_mod, fam, attn_mod, None, seqlens, table, b, s_q, heads,
@@ -200,13 +202,22 @@ def test_balanced_plan_invariants(lens, s_q, heads):
         assert ps[0][0] == 0 and ps[-1][1] == vis
         assert all(a[1] == b_[0] for a, b_ in zip(ps, ps[1:])), "pieces tile the range"
         assert all(p[0] % 64 == 0 for p in ps)
-        if len(ps) == 1:
+        if any(p[2] < -1 for p in ps):   # a cluster pair: halves on CTAs 2k, 2k + 1, no merge
+            assert planned_backend == "sm90" and len(ps) == 2 and (r, t) not in merge_of
+            (_, _, s0, c0), (_, _, s1, c1) = ps
+            assert (s0, s1) == (-2, -3) and c0 % 2 == 0 and c1 == c0 + 1
+            assert indptr[c0 + 1] - indptr[c0] == 1 and indptr[c1 + 1] - indptr[c1] == 1
+        elif len(ps) == 1:
             assert ps[0][2] == -1 and (r, t) not in merge_of
         else:
             first, n = merge_of[(r, t)]
             assert n == len(ps) and sorted(p[2] for p in ps) == list(range(first, first + n))
-        if fixed + -(-L // 64) <= 2 * (cap // 8):
+        if fixed + -(-L // 64) <= 2 * (cap // 8) and ps[0][2] >= -1:
             assert len(ps) == 1, f"request {r} ({L} tokens) cut though within a quarter share"
+    pairs = planned_backend == "sm90" and tiles == 1 and 2 * b <= num_ctas and \
+        min(-(-L // 64) for L in lens) >= 4 and \
+        fixed + (max(-(-L // 64) for L in lens) + 1) // 2 <= cap + cap // 8
+    assert pairs == all(int(w[4]) < -1 for w in work), "cluster pairs exactly where they fit"
     # a group runs at most cap + cap / 4 units (its pieces' kv tiles and fixed units)
     for c in range(0, num_ctas, group):
         units = sum(-(-(int(w[3]) - int(w[2])) // 64) + fixed
@@ -240,6 +251,25 @@ def test_dense_decode_mtp_causal(s_q, heads, family, poison):
         o, lse = call(x, None, causal=causal, out=out)
         assert lse.shape == (len(lens), heads, s_q)
         check(o, lse, x, causal)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads, s_q", [(16, 1), (64, 1), (16, 2)])
+def test_dense_decode_cluster_pairs(heads, s_q, family, poison):
+    """Batches that fill the GPU with near-equal requests of one row tile: on sm90 each runs on
+    a cluster pair, halves merged on chip (the plan holds only pair slots); the output and lse
+    against the reference either way."""
+    lens = [4096 - 5 * i for i in range(64)]   # (half of the CTAs' pairs' worth, near-equal)
+    x = make_case(lens, s_q, heads, 64, seed=heads + s_q)
+    out = poison(torch.empty(len(lens), s_q, heads, 512, dtype=torch.bfloat16, device="cuda"))
+    sched, _ = get_mla_metadata()
+    o, lse = call(x, sched, causal=s_q > 1, out=out)
+    check(o, lse, x, s_q > 1)
+    if family == "sm90":
+        num_ctas = torch.cuda.get_device_properties(0).multi_processor_count
+        counts, indptr, work, merges = decode_plan(sched._dense, len(lens), 1, num_ctas)
+        assert counts[0] == 2 * len(lens) and counts[1] == 0
+        assert (work[:, 4] < -1).all()
 
 
 @pytest.mark.gpu

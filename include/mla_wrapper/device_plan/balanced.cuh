@@ -58,8 +58,17 @@ struct BalancedPlanArgs {
   int32_t num_ctas;
   int32_t causal;               // 1: per-row causal limits (qo_len > 1)
   int32_t fixed_units;          // F: a piece's fixed cost, in kv tiles
+  int32_t allow_pairs;          // 1: the family merges cluster pairs' halves on chip (sm90)
   int64_t page_table_stride;    // entries per page-table row
 };
+
+// Cluster pairs (the sm90 family's, plan.h mlaw_pair_slot): where every request has one row
+// tile and at least kBalancedPairMinTiles kv tiles, there are at most half as many requests as
+// CTAs, and half the longest request fits a share and an eighth, request r runs on CTAs 2r and
+// 2r + 1, one half of its kv tiles each, merged on chip: no partials, no combine (the CPU
+// planner's pair_split / pair_halves plans; H=16 B=64 cut in pieces and combined ran 0.91-0.93x
+// the wrapper on an H200).
+constexpr int kBalancedPairMinTiles = 4;
 
 constexpr int kBalancedThreads = 512;
 constexpr int kBalancedMaxGroups = 1024;  // (the export refuses more CTAs)
@@ -149,12 +158,13 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     s_first[g] = 0x7fffffff;
   }
   __syncthreads();
-  // 1. the stream prefixes P_r, W and the longest request
-  int64_t longest = 0;
+  // 1. the stream prefixes P_r, W, the longest request and the fewest kv tiles
+  int64_t longest = 0, fewest = 0x7fffffff;
   for (int base = 0; base < B; base += kBalancedThreads) {
     const int r = base + tid;
     const int64_t w = r < B ? a.fixed_units + kv_tiles_of(a, max(a.seq_lens[r], 0)) : 0;
     longest = max(longest, w);
+    if (r < B) fewest = min(fewest, w - a.fixed_units);
     int64_t prefix, chunk;
     Scan(tmp.scan).ExclusiveSum(w, prefix, chunk);
     if (r < B) a.scratch[r] = prefix + s_carry[0];
@@ -163,18 +173,58 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     __syncthreads();
   }
   longest = Reduce(tmp.reduce).Reduce(longest, [](int64_t x, int64_t y) { return x > y ? x : y; });
+  __syncthreads();
+  fewest = Reduce(tmp.reduce).Reduce(fewest, [](int64_t x, int64_t y) { return x < y ? x : y; });
   if (tid == 0) {
     a.scratch[B] = s_carry[0];
     s_carry[1] = longest;
+    s_carry[2] = fewest;
   }
   __syncthreads();  // (the prefixes are read by other threads below: global memory, same CTA)
   const int64_t total = s_carry[0];
+  const int64_t cap = max((total + shape.groups - 1) / shape.groups, int64_t(1));
+  const int64_t slack = cap / 8;
+  // (the pairs plan: half the longest request and its fixed units against a share)
+  const int64_t longest_half = a.fixed_units + (s_carry[1] - a.fixed_units + 1) / 2;
+  if (a.allow_pairs && shape.tiles == 1 && a.num_ctas % 2 == 0 && B > 0 &&
+      2 * B <= a.num_ctas && s_carry[2] >= kBalancedPairMinTiles && longest_half <= cap + slack) {
+    for (int c = tid; c <= a.num_ctas; c += kBalancedThreads)
+      a.cta_work_indptr[c] = min(c, 2 * B);
+    for (int r = tid; r < B; r += kBalancedThreads) {
+      const int32_t L = max(a.seq_lens[r], 0);
+      const int32_t mid = min((kv_tiles_of(a, L) + 1) / 2 * a.kv_tile, L);
+      const int32_t qo_start = r * a.qo_len;
+      const int32_t page_start = int32_t(r * a.page_table_stride);
+      int32_t* req = a.request_info + int64_t(r) * kRequestFields;
+      req[kRequestQoStart] = qo_start;
+      req[kRequestQoLen] = a.qo_len;
+      req[kRequestKvLen] = L;
+      req[kRequestPageStart] = page_start;
+      for (int h = 0; h < 2; ++h) {
+        int32_t* rec = a.work_info + (2 * int64_t(r) + h) * kWorkFields;
+        rec[kWorkRequest] = r;
+        rec[kWorkRowTile] = 0;
+        rec[kWorkKvStart] = h ? mid : 0;
+        rec[kWorkKvEnd] = h ? L : mid;
+        rec[kWorkPartialSlot] = mlaw_pair_slot(-1, h);
+        rec[kWorkQoStart] = qo_start;
+        rec[kWorkQoLen] = a.qo_len;
+        rec[kWorkKvLen] = L;
+        rec[kWorkPageStart] = page_start;
+      }
+    }
+    if (tid == 0) {
+      a.counts[0] = 2 * B;
+      a.counts[1] = 0;
+      a.counts[2] = B;
+      a.counts[3] = 0;
+    }
+    return;
+  }
   // 2. the group boundaries: g * cap, moved to the nearer end of the request they cut when
   // that end is within cap / 8 (a slack under cap / 2 keeps them in order); or, where every
   // request fits a share and a slack and there are no more requests than groups, one request
   // a group (no cuts: the CPU planner's plan for such batches)
-  const int64_t cap = max((total + shape.groups - 1) / shape.groups, int64_t(1));
-  const int64_t slack = cap / 8;
   const bool one_each = B <= shape.groups && s_carry[1] <= cap + slack;
   for (int g = tid; g <= shape.groups; g += kBalancedThreads) {
     int64_t b = min(int64_t(g) * cap, total);
@@ -193,7 +243,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     s_bound[g] = g == shape.groups ? total : b;
   }
   __syncthreads();
-  if (tid == 0) s_carry[1] = 0;  // (the slot carry of step 4 from here)
+  if (tid == 0) s_carry[1] = s_carry[2] = 0;  // (the slot and merge carries of step 4)
   // 3. pieces per group and each group's first request
   for (int r = tid; r < B; r += kBalancedThreads) {
     const BalancedPieces p(a, s_bound, shape.groups, a.scratch[r], max(a.seq_lens[r], 0));
