@@ -8,7 +8,7 @@ Public API (imported lazily: ``import mla_wrapper`` compiles nothing and loads n
   mla_wrapper.torch_ops           torch.ops.mla_wrapper.* custom ops for torch.compile (import
                                   it to register them; see its docstring)
   flash_mla_sparse_fwd            FlashMLA's sparse (top-k) prefill contract
-  flash_mla_with_kvcache          FlashMLA's sparse decode call (with get_mla_metadata)
+  flash_mla_with_kvcache          FlashMLA's decode call, dense or sparse (get_mla_metadata)
   BatchSparseMLAWrapper           sparse (top-k) MLA plan/run wrapper for the serving loop
   cp_gather_cache, gather_and_maybe_dequant_cache, cp_gather_and_upconvert_fp8_kv_cache
                                   vLLM's paged -> contiguous cache gathers (fp8 dequantized)

@@ -498,6 +498,7 @@ class FlashMLASchedMeta:
 
     def __init__(self):
         self._dense: Optional[DenseSchedule] = None
+        self._replaced: list = []   # earlier plans of this object (graphs captured with them)
 
     def __repr__(self) -> str:
         return "FlashMLASchedMeta()"
@@ -596,6 +597,8 @@ def flash_mla_dense(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.T
         schedule = _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b,
                                   s_q, h_q, causal_rows, device)
         if meta is not None:
+            if meta._dense is not None:   # (a CUDA graph captured with it may still read it)
+                meta._replaced.append(meta._dense)
             meta._dense = schedule
     a = schedule.args
     a.num_heads, a.page_size, a.sm_scale = h_q, page_size, sm_scale

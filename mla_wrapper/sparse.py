@@ -6,6 +6,8 @@
 * ``BatchSparseMLAWrapper``: plan() once per step on the host (token counts, topk),
   run(q_nope, q_pe, ckv_cache, kpe_cache, indices, ...) once per layer; split-KV across the
   top-k list when the tokens do not fill the GPU; CUDA-graph mode.
+* ``flash_mla_with_kvcache`` / ``get_mla_metadata``: FlashMLA's decode call; sparse with
+  ``indices`` (here), dense without them (ops.flash_mla_dense: a plan written on the GPU).
 * ``cp_gather_cache`` / ``gather_and_maybe_dequant_cache``: vLLM's paged -> contiguous copies,
   re-exported from ``mla_wrapper.cache_ops`` (with ``cp_gather_and_upconvert_fp8_kv_cache``).
 
@@ -542,7 +544,7 @@ def _apply_sink(out: torch.Tensor, lse: torch.Tensor, attn_sink) -> None:
     out.copy_(out.float() * scale[..., None])
 
 
-# --------------------------------------------- flash_mla_with_kvcache (sparse decode)
+# ------------------------------ flash_mla_with_kvcache (FlashMLA's decode call: sparse here)
 def get_mla_metadata(*args, **kwargs):
     """FlashMLA's get_mla_metadata: ``(FlashMLASchedMeta(), None)`` whatever the arguments."""
     return FlashMLASchedMeta(), None
