@@ -392,8 +392,7 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN, status)
     plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, B * tiles)
-    args = _run_args(q_nope, q_pe, cache, cache.data_ptr() + 512 * cache.element_size(),
-                     page_table, out, None, page_size, sm_scale, False, False)
+    args = _run_args(q_nope, q_pe, cache, page_table, out, page_size, sm_scale)
     fam.launch(attn_mod, ctypes.addressof(plan), ctypes.addressof(args), stream)
     return out
 
@@ -438,28 +437,23 @@ def _plan_struct(fam, base: int, offsets: dict, p_o: int, p_lse: int, num_ctas: 
     return plan
 
 
-def _run_args(q_nope, q_pe, cache, kpe_ptr: int, page_table, out, lse, page_size: int,
-              sm_scale: float, causal: bool, enable_pdl: bool) -> ws_mod.MlaRunArgsStruct:
-    """MlaRunArgs of a page-table call: q_nope [T, H, 512] / q_pe [T, H, 64] views, the latent
-    cache [blocks, page_size, >= 512] (its rope columns at kpe_ptr, same strides), the page
-    table's rows from kv_indices, out [T, H, 512], lse [T, H] float32 (natural log) or None.
-    The cache's and q's sizes bound sm90's TMA maps (its tiles and Q load by TMA where they can).
-    enable_pdl: only where the plan was not written by the stream's previous kernel."""
+def _run_args(q_nope, q_pe, cache, page_table, out, page_size: int,
+              sm_scale: float) -> ws_mod.MlaRunArgsStruct:
+    """MlaRunArgs of a cutlass_mla_decode call: q_nope [B, H, 512] / q_pe [B, H, 64], the cache
+    [blocks, page_size, 576] (latent then rope columns), the page table's rows from
+    kv_indices, out [B, H, 512]. The cache's and q's sizes bound sm90's TMA maps (its tiles and
+    Q load by TMA where they can); no PDL: the plan kernel right before wrote the plan."""
     args = ws_mod.MlaRunArgsStruct()
     args.q_nope, args.q_pe = q_nope.data_ptr(), q_pe.data_ptr()
-    args.ckv, args.kpe = cache.data_ptr(), kpe_ptr
+    args.ckv, args.kpe = cache.data_ptr(), cache.data_ptr() + 512 * cache.element_size()
     args.out, args.kv_indices = out.data_ptr(), page_table.data_ptr()
-    if lse is not None:
-        args.lse, args.lse_stride_token, args.lse_base_e = lse.data_ptr(), lse.stride(0), 1
     args.q_nope_stride_token, args.q_nope_stride_head = q_nope.stride(0), q_nope.stride(1)
     args.q_pe_stride_token, args.q_pe_stride_head = q_pe.stride(0), q_pe.stride(1)
     args.ckv_stride_page, args.ckv_stride_token = cache.stride(0), cache.stride(1)
     args.kpe_stride_page, args.kpe_stride_token = cache.stride(0), cache.stride(1)
     args.out_stride_token, args.out_stride_head = out.stride(0), out.stride(1)
     args.num_heads, args.page_size, args.sm_scale = q_nope.shape[1], page_size, sm_scale
-    args.causal = 1 if causal else 0
     args.num_pages, args.num_q_tokens = cache.shape[0], q_nope.shape[0]
-    args.enable_pdl = 1 if enable_pdl and backends.pdl_enabled() else 0
     return args
 
 
