@@ -28,7 +28,7 @@ def make_inputs(lens, heads, page_size, dtype, max_blocks=None, seed=0, device="
     cache = (torch.randn(num_blocks, page_size, 576, generator=g) * 0.5).to(dtype).to(device)
     q = torch.randn(B, heads, 576, generator=g).to(dtype).to(device)
     seq_lens = torch.tensor(lens, dtype=torch.int32)
-    return dict(q_nope=q[..., :512], q_pe=q[..., 512:], cache=cache, seq_lens=seq_lens.to(device),
+    return dict(q=q, q_nope=q[..., :512], q_pe=q[..., 512:], cache=cache, seq_lens=seq_lens.to(device),
                 page_table=page_table.to(device), lens=seq_lens, page_size=page_size,
                 max_blocks=max_blocks)
 

@@ -13,6 +13,7 @@ import torch
 from mla_wrapper import backends, flash_mla_with_kvcache, get_mla_metadata, ops
 from mla_wrapper import workspace as ws_mod
 from mla_wrapper.reference import mla_attention, rel_error
+from test_cutlass_mla_api import make_inputs  # noqa: E402 (the suite's page-pool generator)
 
 SCALE = 1.0 / math.sqrt(192)
 TOL = {torch.bfloat16: 1e-2, torch.float16: 5e-3}
@@ -20,20 +21,13 @@ TOL = {torch.bfloat16: 1e-2, torch.float16: 5e-3}
 
 def make_case(lens, s_q, heads, page_size, dtype=torch.bfloat16, seed=0, max_blocks=None,
               device="cuda"):
-    """FlashMLA's tensors (q [b, s_q, h, 576], k_cache [blocks, page, 1, 576], block_table,
-    cache_seqlens) over a shuffled page pool, and the reference's view of them."""
-    g = torch.Generator().manual_seed(seed)
-    b = len(lens)
-    need = [-(-L // page_size) for L in lens]
-    max_blocks = max_blocks or max(max(need), 1)
-    num_blocks = b * max_blocks + 3
-    perm = torch.randperm(num_blocks, generator=g).to(torch.int32)
-    table = perm[: b * max_blocks].reshape(b, max_blocks)
-    cache = (torch.randn(num_blocks, page_size, 1, 576, generator=g) * 0.5).to(dtype)
-    q = torch.randn(b, s_q, heads, 576, generator=g).to(dtype)
-    return dict(q=q.to(device), k_cache=cache.to(device), block_table=table.to(device),
-                cache_seqlens=torch.tensor(lens, dtype=torch.int32, device=device),
-                lens=lens, s_q=s_q, page_size=page_size)
+    """FlashMLA's tensors over test_cutlass_mla_api's shuffled page pool: q [b, s_q, h, 576],
+    k_cache [blocks, page, 1, 576], block_table, cache_seqlens; lens as a list."""
+    x = make_inputs(lens, s_q * heads, page_size, dtype, max_blocks=max_blocks, seed=seed,
+                    device=device)
+    return dict(q=x["q"].view(len(lens), s_q, heads, 576), k_cache=x["cache"].unsqueeze(2),
+                block_table=x["page_table"], cache_seqlens=x["seq_lens"], lens=list(lens),
+                s_q=s_q, page_size=page_size)
 
 
 def reference(x, causal):
