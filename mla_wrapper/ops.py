@@ -16,13 +16,17 @@ from typing import Optional, Tuple
 
 import torch
 
-from ._validate import check_int, check_same_device, check_tensor, dtype_name
+from ._validate import check_int, check_same_device, check_tensor, device_index, dtype_name
 from .jit import KernelModule, load
 from .jit.env import device_arch
 from . import backends, kernels, workspace as ws_mod
 from .backends import cutlass, sm80, sm90
 from .backends.planned import _pack_args
 from .kernels import MERGE_BASE2 as _MERGE_BASE2, MERGE_BASE_E as _MERGE_BASE_E, merge_spec
+from .wrapper import _current_device_getter, _raw_stream_getter
+
+_current_device = _current_device_getter()   # () -> the current CUDA device's index
+_raw_stream = _raw_stream_getter()           # (index) -> its current stream, a cudaStream_t int
 
 __all__ = ["merge_state", "merge_state_v2", "merge_attn_states", "merge_spec",
            "cutlass_mla_decode", "cutlass_mla_get_workspace_size"]
@@ -397,21 +401,6 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     return out
 
 
-def _current_device() -> int:
-    fast = getattr(torch._C, "_cuda_getDevice", None)
-    return fast() if fast is not None else torch.cuda.current_device()
-
-
-def _raw_stream(device_index: Optional[int]) -> int:
-    """The current stream of a device (None: the current one) as a cudaStream_t int (torch's
-    raw getter: no Stream object)."""
-    if device_index is None:
-        device_index = _current_device()
-    fast = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    return fast(device_index) if fast is not None else \
-        torch.cuda.current_stream(device_index).cuda_stream
-
-
 def _device_plan_modules(fam, dtype, device):
     """(device-plan library, the family's attention library for dtype) on device, cached."""
     key = (fam.__name__, dtype, device)
@@ -563,9 +552,8 @@ def flash_mla_dense(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.T
                  last_dim_contiguous=True)
     if block_table.shape[0] != b:
         raise ValueError(f"block_table: expected {b} rows (batch), got {list(block_table.shape)}")
-    check_tensor("cache_seqlens", cache_seqlens, dtypes=(torch.int32,), shape=(b,))
-    if b > 1 and cache_seqlens.stride(0) != 1:
-        raise ValueError("cache_seqlens: must be contiguous (call .contiguous())")
+    check_tensor("cache_seqlens", cache_seqlens, dtypes=(torch.int32,), shape=(b,),
+                 last_dim_contiguous=True)
     device = check_same_device(q=q, k_cache=k_cache, block_table=block_table,
                                cache_seqlens=cache_seqlens)
     if device.type != "cuda":
@@ -632,6 +620,7 @@ def _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b, 
                    device) -> DenseSchedule:
     """Allocate a workspace and write a balanced plan into it on the current stream (a
     kernel: no host sync, capturable)."""
+    index = device_index(device)
     num_ctas = torch.cuda.get_device_properties(device).multi_processor_count * fam.CTAS_PER_SM
     rows = s_q * h_q
     tiles = -(-rows // _ROWS_PER_TILE)
@@ -646,13 +635,11 @@ def _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b, 
         cache_seqlens.data_ptr(), i32("cta_work_indptr"), i32("work_info"), i32("request_info"),
         i32("merge_info"), i32("counts"), i32("scratch"), b, s_q, h_q, _ROWS_PER_TILE,
         fam.KV_TILE, num_ctas, 1 if causal else 0, fixed, 1 if fam is sm90 else 0,
-        block_table.stride(0), _raw_stream(device.index))
+        block_table.stride(0), _raw_stream(index))
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN_BALANCED, status)
     plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, b * tiles)
-    return DenseSchedule(key, workspace, plan, fam, attn_mod,
-                         device.index if device.index is not None else _current_device(),
-                         block_table.data_ptr())
+    return DenseSchedule(key, workspace, plan, fam, attn_mod, index, block_table.data_ptr())
 
 
 def _rows_view(name: str, t: torch.Tensor, shape):
