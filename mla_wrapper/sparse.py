@@ -121,7 +121,9 @@ class _SparseKernel(PlannedKernel):
         self.sparse_ptr = ctypes.addressof(self.sparse_args)
         self.args.page_size = 1
         self.args.causal = 0
-        self.args.lse_base_e = self.lse_base_e = 1
+        # natural log, +inf for a row without a valid slot (FlashMLA's convention, written by
+        # the kernels: q_rows.cuh lse_out_base)
+        self.args.lse_base_e = self.lse_base_e = 2
         self._index_arrays = (-1, None)
 
     def plan_tokens(self, num_tokens: int, topk: int, num_heads: int, sm_scale: float, dtype,
@@ -341,9 +343,6 @@ class BatchSparseMLAWrapper:
             lse = torch.empty((T, H), dtype=torch.float32, device=self.device)
         self._impl.launch(q_nope, q_pe, ckv_ptr, slots[0][1], kpe_ptr, slots[1][1], indices,
                           out, lse, topk_length, max_logits, slots[0][0], self._stream(dev))
-        if lse is not None:   # FlashMLA's convention: a row with no valid slot has lse = +inf
-            # (in place, one kernel and no temporary: graph captures need no allocation)
-            lse.nan_to_num_(nan=math.nan, posinf=math.inf, neginf=math.inf)
         return (out, lse) if (return_lse or max_logits is not None) else out
 
     def _validate(self, q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse):
