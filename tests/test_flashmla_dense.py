@@ -154,12 +154,19 @@ def decode_plan(schedule, b, tiles, num_ctas):
     (list(range(0, 1500 * 37, 37)), 1, 32),   # > one CTA's worth of requests (scan carries)
     ([100, 4000, 7], 2, 128),                 # MTP: four row tiles, causal limits
     ([3, 900, 64], 4, 16),                    # MTP in one row tile
+    ([4096] * 16, 1, 128),                    # request-aligned pieces: four a request
+    ([4096] * 16, 1, 16),                     # the same over 132 single-CTA groups
+    ([3000 + 997 * i for i in range(8)], 1, 128),    # ragged, request-aligned
+    ([70000, 5, 20000, 0], 1, 64),            # few long requests, an empty one
+    ([2048] * 4, 1, 16),                      # aligned pieces of two tiles (one fill each)
 ])
 def test_balanced_plan_invariants(lens, s_q, heads, planned_backend):
     """Each (request, row tile)'s visible kv range is covered once, in order, by its items; a
     CTA's items are consecutive; a request cut in n pieces has n consecutive slots per row
     tile and one merge item each; requests within a quarter share are never cut; no group
-    runs more than a share and a quarter."""
+    runs more than a share and a quarter; where request-aligned pieces of X units fit (two
+    fills <= X <= a share and a fill), each request is cut in ceil(kv tiles / (X - fill))
+    near-equal pieces, one a group."""
     b, device = len(lens), torch.device("cuda")
     width = max(max(-(-L // 64) for L in lens), 1)   # (only the lengths and the table's width)
     seqlens = torch.tensor(lens, dtype=torch.int32, device=device)
@@ -212,6 +219,18 @@ def test_balanced_plan_invariants(lens, s_q, heads, planned_backend):
         min(-(-L // 64) for L in lens) >= 4 and \
         fixed + (max(-(-L // 64) for L in lens) + 1) // 2 <= cap + cap // 8
     assert pairs == all(int(w[4]) < -1 for w in work), "cluster pairs exactly where they fit"
+    kv_tiles = [-(-L // 64) for L in lens]
+    one_each = b <= groups and fixed + max(kv_tiles) <= cap + cap // 8
+    split = lambda x: [-(-k // (x - fixed)) if k else 1 for k in kv_tiles]  # noqa: E731
+    fit = [x for x in range(2 * fixed, cap + fixed + 1) if sum(split(x)) <= groups]
+    if not pairs and not one_each and b <= groups and fit:   # request-aligned pieces
+        n = split(fit[0])
+        for (r, t), ps in pieces.items():
+            assert len(ps) == n[r], f"request {r}: {len(ps)} pieces, expected {n[r]}"
+            if not causal:
+                sizes = [-(-(p[1] - p[0]) // 64) for p in ps]
+                assert max(sizes) - min(sizes) <= 1 and max(sizes) <= fit[0] - fixed, sizes
+        assert max(np.diff(indptr)) <= tiles // group, "one piece a group"
     # a group runs at most cap + cap / 4 units (its pieces' kv tiles and fixed units)
     for c in range(0, num_ctas, group):
         units = sum(-(-(int(w[3]) - int(w[2])) // 64) + fixed

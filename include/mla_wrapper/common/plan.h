@@ -74,6 +74,18 @@ static inline MLAW_PLAN_HD int32_t mlaw_pair_out_slot(int32_t slot) {
   return ((-2 - slot) >> 1) - 1;
 }
 
+// The kv tokens a row tile sees, the union of its rows' views: kv_len, or with causal masking
+// up to where its last query token's view ends (query i sees [0, kv_len - qo_len + i]; row_end
+// is one past the tile's last row, num_heads rows a query token). The CPU planner
+// (planner/planner.h) and the GPU's balanced plan (device_plan/balanced.cuh) both cut by it.
+static inline MLAW_PLAN_HD int64_t mlaw_tile_visible_len(int64_t kv_len, int64_t qo_len,
+                                                         int64_t num_heads, int64_t row_end,
+                                                         int32_t causal) {
+  if (!causal) return kv_len;
+  const int64_t end = kv_len - qo_len + (row_end - 1) / num_heads + 1;
+  return end < 0 ? 0 : end > kv_len ? kv_len : end;
+}
+
 // Fields of one request, int32: request_info[r * kRequestFields + field].
 enum {
   kRequestQoStart = 0,   // qo_indptr[r]: first query token of r in q_nope / q_pe / out

@@ -15,7 +15,10 @@
 //   in L2 for the others (the CPU planner's lockstep pairs at H=128).
 //   Where the batch has no more requests than groups and none is longer than cap + cap / 8,
 //   each group runs one request whole (no partials, no merges: B=64 at H=128 ran 1.03-1.08x
-//   slower with cut requests, whose pieces each pay a fill). Otherwise
+//   slower with cut requests, whose pieces each pay a fill). Where the batch has no more
+//   requests than groups but some request is longer, each request r gets n_r groups of its
+//   own, cut in n_r near-equal pieces of at most X - F kv tiles, X the least cost that fits
+//   (2F <= X <= cap + F; step 2). Otherwise
 //   boundaries: b_g = g * cap, cap = ceil(W / groups), each moved to the nearer end of the
 //   request it falls in where that end is at most cap / 8 units away, so a group runs at most
 //   cap + cap / 4 units and a request of at most cap / 4 units is never cut (no partials, no
@@ -125,14 +128,11 @@ struct BalancedPieces {
   }
 };
 
-// The kv end row tile t of a request sees: L, or with causal masking where its last query
-// token's view ends (query i sees [0, L - q + i]).
+// The kv end row tile t of a request sees (plan.h mlaw_tile_visible_len).
 __device__ __forceinline__ int32_t tile_visible_end(const BalancedPlanArgs& a, int t, int32_t L) {
-  if (!a.causal) return L;
   const int rows = a.qo_len * a.num_heads;
-  const int last_row = min((t + 1) * a.rows_per_tile, rows) - 1;
-  const int32_t end = L - a.qo_len + last_row / a.num_heads + 1;
-  return end < 0 ? 0 : end > L ? L : end;
+  return int32_t(mlaw_tile_visible_len(L, a.qo_len, a.num_heads,
+                                       min((t + 1) * a.rows_per_tile, rows), a.causal));
 }
 
 __global__ void __launch_bounds__(kBalancedThreads)
@@ -226,7 +226,67 @@ balanced_plan_kernel(BalancedPlanArgs a) {
   // request fits a share and a slack and there are no more requests than groups, one request
   // a group (no cuts: the CPU planner's plan for such batches)
   const bool one_each = B <= shape.groups && s_carry[1] <= cap + slack;
-  for (int g = tid; g <= shape.groups; g += kBalancedThreads) {
+  // or, where no more requests than groups and each request's pieces can stay its own, request
+  // aligned pieces: the least X for which n_r = ceil(tiles_r / (X - F)) pieces of X - F kv tiles
+  // at most (1 for an empty request) fit the groups, taken where F <= X - F and X <= cap + F
+  // (no piece shorter than its fill: one-tile pieces over most of the GPU ran 0.92-0.97x on
+  // the CPU planner's plans, sm90.py planner_cost; tiny batches keep the stream's). The stream's
+  // boundaries give a request's inner pieces a share of kv tiles each, so a piece of up to
+  // cap + F units with its fill, and a group holding a request's tail and the next one's head
+  // pays two fills; the aligned plan's largest piece is X, with one fill a group (H=128 B=16
+  // L=4096: four 16-tile pieces a request on 64 groups, the CPU planner's plan, against pieces
+  // of 14-17 tiles cut across requests).
+  int64_t aligned = 0;  // X, or 0: the stream's boundaries
+  if (!one_each && B <= shape.groups) {
+    __syncthreads();  // (every thread has read the longest request from s_carry[1])
+    const int64_t F = a.fixed_units;
+    // (block-uniform: every thread gets the sum)
+    auto pieces_at = [&](int64_t X) {
+      int64_t n = 0;
+      for (int r = tid; r < B; r += kBalancedThreads) {
+        const int64_t t = kv_tiles_of(a, max(a.seq_lens[r], 0));
+        n += t > 0 ? (t + X - F - 1) / (X - F) : 1;
+      }
+      n = Reduce(tmp.reduce).Sum(n);
+      if (tid == 0) s_carry[1] = n;
+      __syncthreads();
+      n = s_carry[1];
+      __syncthreads();
+      return n;
+    };
+    int64_t lo = 2 * F, hi = cap + F;
+    if (pieces_at(hi) <= shape.groups) {
+      while (lo < hi) {  // the least X that fits (the count falls as X grows)
+        const int64_t X = (lo + hi) / 2;
+        if (pieces_at(X) <= shape.groups) hi = X; else lo = X + 1;
+      }
+      aligned = hi;
+    }
+  }
+  if (aligned > 0) {
+    // request r's pieces take groups [G_r, G_r + n_r): piece k starts at kv tile k * t_r / n_r
+    // of it (piece 0 at the request's start, fixed units included), so BalancedPieces reads
+    // them off the boundaries as it reads the stream's; the groups past the last piece are empty
+    const int64_t per_piece = aligned - a.fixed_units;
+    if (tid == 0) s_carry[0] = 0;  // (total is in registers)
+    __syncthreads();
+    for (int base = 0; base < B; base += kBalancedThreads) {
+      const int r = base + tid;
+      const int64_t t = r < B ? kv_tiles_of(a, max(a.seq_lens[r], 0)) : 0;
+      const int64_t n = r < B ? (t > 0 ? (t + per_piece - 1) / per_piece : 1) : 0;
+      int64_t g0, chunk;
+      Scan(tmp.scan).ExclusiveSum(n, g0, chunk);
+      g0 += s_carry[0];
+      for (int64_t k = 0; k < n; ++k)
+        s_bound[g0 + k] = a.scratch[r] + (k == 0 ? 0 : a.fixed_units + k * t / n);
+      __syncthreads();
+      if (tid == 0) s_carry[0] += chunk;
+      __syncthreads();
+    }
+    for (int g = int(s_carry[0]) + tid; g <= shape.groups; g += kBalancedThreads)
+      s_bound[g] = total;
+  }
+  for (int g = tid; g <= shape.groups && aligned == 0; g += kBalancedThreads) {
     int64_t b = min(int64_t(g) * cap, total);
     if (one_each) {
       b = a.scratch[min(g, B)];

@@ -801,14 +801,7 @@ inline int plan(const PlannerConfig& cfg_in, int32_t batch, const int32_t* qo_in
       Tile& tl = tiles[num_tiles + t];
       const int64_t row_end = (t + 1) * R < rows ? (t + 1) * R : rows;
       const int64_t tile_rows = row_end - t * R;
-      int64_t len = L;
-      if (cfg.causal) {
-        const int64_t i_last = (row_end - 1) / H;
-        len = int64_t(L) - q + i_last + 1;
-        if (len < 0) len = 0;
-        if (len > L) len = L;
-      }
-      tl.len = int32_t(len);
+      tl.len = int32_t(mlaw_tile_visible_len(L, q, H, row_end, cfg.causal));
       tl.fixed = int32_t(f0 + f1 * tile_rows);
       tl.split = int32_t(s1 * tile_rows);
       tl.request = r;
