@@ -584,7 +584,7 @@ def flash_mla_dense(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.T
             meta._dense = schedule
     a = schedule.args
     a.num_heads, a.page_size, a.sm_scale = h_q, page_size, sm_scale
-    a.causal, a.lse_base_e, a.num_q_tokens = int(causal_rows), 2, T
+    a.causal, a.lse_base_e, a.num_q_tokens, a.lse_seq_tokens = int(causal_rows), 2, T, s_q
     schedule.sig = _dense_sig(q, k_cache, block_table, cache_seqlens, out, softmax_scale, causal)
     return _dense_launch(schedule, q, k_cache, out, fresh)
 
@@ -597,22 +597,20 @@ def _dense_launch(schedule: DenseSchedule, q, k_cache, out, fresh: bool):
     if out is None:
         out = torch.empty((b, s_q, h_q, 512), dtype=q.dtype, device=device)
     lse = torch.empty((b, h_q, s_q), dtype=torch.float32, device=device)
-    lse_rows = lse if s_q == 1 else torch.empty((b * s_q, h_q), dtype=torch.float32, device=device)
     qs, cs, os_ = q.stride(), k_cache.stride(), out.stride()
     q_ptr, c_ptr, esize = q.data_ptr(), k_cache.data_ptr(), q.element_size()
     # q / out rows (token b * s_q + i, head h): token stride stride(1) (b and s_q merge),
-    # q_pe at column 512; the cache's rope columns at 512, page / token strides of dims 0 / 1
+    # q_pe at column 512; the cache's rope columns at 512, page / token strides of dims 0 / 1;
+    # lse [b, h_q, s_q] written in place by the kernels (args.lse_seq_tokens = s_q)
     _pack_args(schedule.args, 0, q_ptr, q_ptr + 512 * esize, c_ptr, c_ptr + 512 * esize,
-               out.data_ptr(), lse_rows.data_ptr(), schedule.table_ptr, qs[1], qs[2], qs[1], qs[2],
-               cs[0], cs[1], cs[0], cs[1], os_[1], os_[2], h_q)
+               out.data_ptr(), lse.data_ptr(), schedule.table_ptr, qs[1], qs[2], qs[1], qs[2],
+               cs[0], cs[1], cs[0], cs[1], os_[1], os_[2], h_q * s_q)
     schedule.args.num_pages = k_cache.shape[0]
     schedule.args.enable_pdl = 0 if fresh else schedule.pdl
     status = schedule.fn(ctypes.addressof(schedule.plan), ctypes.addressof(schedule.args),
                          _raw_stream(schedule.device_index))
     if status:
         raise schedule.module.error(schedule.run_export, status)
-    if s_q > 1:
-        lse.copy_(lse_rows.view(b, s_q, h_q).transpose(1, 2))
     return out, lse
 
 

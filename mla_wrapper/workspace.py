@@ -228,6 +228,7 @@ class MlaRunArgsStruct(ctypes.Structure):
         ("enable_pdl", _i32),
         ("ckv_scale", ctypes.c_float),   # an fp8 (e4m3) cache's scales (sm90); 16-bit: unused
         ("kpe_scale", ctypes.c_float),
+        ("lse_seq_tokens", _i32),        # n > 1: lse in FlashMLA's [batch, heads, n] layout
     ]
 
     def __init__(self, *args, **kwargs):

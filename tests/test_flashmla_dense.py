@@ -159,6 +159,9 @@ def decode_plan(schedule, b, tiles, num_ctas):
     ([3000 + 997 * i for i in range(8)], 1, 128),    # ragged, request-aligned
     ([70000, 5, 20000, 0], 1, 64),            # few long requests, an empty one
     ([2048] * 4, 1, 16),                      # aligned pieces of two tiles (one fill each)
+    ([1024] * 256, 1, 16),                    # more requests than CTAs, uniform: none cut
+    ([600 + (i % 7) for i in range(500)], 1, 128),   # near-uniform: boundaries at request ends
+    ([(i * 7919) % 9000 for i in range(300)], 1, 16),  # ragged: the stream's cuts
 ])
 def test_balanced_plan_invariants(lens, s_q, heads, planned_backend):
     """Each (request, row tile)'s visible kv range is covered once, in order, by its items; a
@@ -166,7 +169,8 @@ def test_balanced_plan_invariants(lens, s_q, heads, planned_backend):
     tile and one merge item each; requests within a quarter share are never cut; no group
     runs more than a share and a quarter; where request-aligned pieces of X units fit (two
     fills <= X <= a share and a fill), each request is cut in ceil(kv tiles / (X - fill))
-    near-equal pieces, one a group."""
+    near-equal pieces, one a group; with more requests than groups and every boundary moved
+    to the nearer request end within a share and an eighth a group, no request is cut."""
     b, device = len(lens), torch.device("cuda")
     width = max(max(-(-L // 64) for L in lens), 1)   # (only the lengths and the table's width)
     seqlens = torch.tensor(lens, dtype=torch.int32, device=device)
@@ -231,6 +235,17 @@ def test_balanced_plan_invariants(lens, s_q, heads, planned_backend):
                 sizes = [-(-(p[1] - p[0]) // 64) for p in ps]
                 assert max(sizes) - min(sizes) <= 1 and max(sizes) <= fit[0] - fixed, sizes
         assert max(np.diff(indptr)) <= tiles // group, "one piece a group"
+    if b > groups:   # boundaries at the nearer request ends where no group then passes cap + 1/8
+        ends = np.cumsum([0] + [fixed + k for k in kv_tiles])
+        bound = [0]
+        for g in range(1, groups):
+            x = min(g * cap, int(ends[-1]))
+            r = int(np.searchsorted(ends, x, side="right")) - 1
+            bound.append(x if x >= ends[-1] else
+                         int(ends[r]) if x - ends[r] <= ends[r + 1] - x else int(ends[r + 1]))
+        bound.append(int(ends[-1]))
+        if max(np.diff(bound)) <= cap + cap // 8:
+            assert len(merges) == 0 and all(len(ps) == 1 for ps in pieces.values()), "uncut"
     # a group runs at most cap + cap / 4 units (its pieces' kv tiles and fixed units)
     for c in range(0, num_ctas, group):
         units = sum(-(-(int(w[3]) - int(w[2])) // 64) + fixed

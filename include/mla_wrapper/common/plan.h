@@ -131,7 +131,7 @@ typedef struct MlaRunArgs {
   const void* ckv;          // [num_pages, page_size, 512] (may be a view of a 576-wide cache)
   const void* kpe;          // [num_pages, page_size, 64]
   void* out;                // [num_tokens, num_heads, 512]
-  float* lse;               // [num_tokens, num_heads] or NULL
+  float* lse;               // [num_tokens, num_heads] or NULL (see lse_seq_tokens)
   const int32_t* kv_indices;// page ids, indexed from request_info[kRequestPageStart]
   int64_t q_nope_stride_token, q_nope_stride_head;
   int64_t q_pe_stride_token, q_pe_stride_head;
@@ -153,6 +153,10 @@ typedef struct MlaRunArgs {
                             // kernel reads the plan before griddepcontrol.wait; sm80 ignores it
   float ckv_scale;          // an e4m3 cache (sm90 only): real ckv value = stored value x ckv_scale
   float kpe_scale;          //   and real kpe value = stored value x kpe_scale; 16-bit caches: unused
+  int32_t lse_seq_tokens;   // n > 1: lse in FlashMLA's [batch, num_heads, n] layout (requests of
+                            // n query tokens each): (token, head) at
+                            // (token / n) * lse_stride_token + head * n + token % n; else
+                            // token * lse_stride_token + head
 } MlaRunArgs;
 
 #ifdef __cplusplus

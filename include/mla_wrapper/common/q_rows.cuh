@@ -30,6 +30,14 @@ __device__ __forceinline__ float lse_out_base(const MlaRunArgs& args, float lse2
   return args.lse_base_e == 2 && lse2 == -INFINITY ? INFINITY : lse2 * 0.6931471805599453f;
 }
 
+// Where (token, head)'s lse goes in args.lse (plan.h MlaRunArgs lse_seq_tokens).
+__device__ __forceinline__ int64_t lse_index(const MlaRunArgs& args, int64_t token,
+                                             int64_t head) {
+  const int32_t n = args.lse_seq_tokens, t = static_cast<int32_t>(token);  // (tokens: int32)
+  if (n <= 1) return token * args.lse_stride_token + head;
+  return static_cast<int64_t>(t / n) * args.lse_stride_token + head * n + t % n;
+}
+
 // Row `row` of a work item's lse (base 2) where its rows go: its partial slot (slot >= 0, kRows
 // rows a slot, in base 2 for the combine), else args.lse at (token, head) where it is given.
 template <int kRows>
@@ -39,7 +47,7 @@ __device__ __forceinline__ void store_row_lse(const MlaPlan& plan, const MlaRunA
   if (slot >= 0) {
     plan.partial_lse[static_cast<int64_t>(slot) * kRows + row] = lse2;
   } else if (args.lse != nullptr) {
-    args.lse[token * args.lse_stride_token + head] = lse_out_base(args, lse2);
+    args.lse[lse_index(args, token, head)] = lse_out_base(args, lse2);
   }
 }
 

@@ -54,6 +54,8 @@ inline int check_run_args(const MlaPlan* plan, const MlaRunArgs* a, const char* 
       return fail("%s: %s must be a non-negative multiple of 8 elements (16 bytes), got %lld",
                   name, names[i], static_cast<long long>(strides[i]));
   if (!(a->sm_scale > 0.f)) return fail("%s: sm_scale must be > 0, got %g", name, a->sm_scale);
+  if (a->lse_seq_tokens < 0)
+    return fail("%s: lse_seq_tokens must be >= 0, got %d", name, a->lse_seq_tokens);
   return 0;
 }
 

@@ -18,7 +18,9 @@
 //   slower with cut requests, whose pieces each pay a fill). Where the batch has no more
 //   requests than groups but some request is longer, each request r gets n_r groups of its
 //   own, cut in n_r near-equal pieces of at most X - F kv tiles, X the least cost that fits
-//   (2F <= X <= cap + F; step 2). Otherwise
+//   (2F <= X <= cap + F; step 2). Where there are more requests than groups, every
+//   boundary g * cap moves to the nearer request end if then no group runs more than
+//   cap + cap / 8 units (uniform batches: no cuts). Otherwise
 //   boundaries: b_g = g * cap, cap = ceil(W / groups), each moved to the nearer end of the
 //   request it falls in where that end is at most cap / 8 units away, so a group runs at most
 //   cap + cap / 4 units and a request of at most cap / 4 units is never cut (no partials, no
@@ -73,7 +75,7 @@ struct BalancedPlanArgs {
 // the wrapper on an H200).
 constexpr int kBalancedPairMinTiles = 4;
 
-constexpr int kBalancedThreads = 512;
+constexpr int kBalancedThreads = 256;     // (512 spilled 44 bytes at 128 registers a thread)
 constexpr int kBalancedMaxGroups = 1024;  // (the export refuses more CTAs)
 
 // The geometry every thread derives from the arguments.
@@ -286,22 +288,40 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     for (int g = int(s_carry[0]) + tid; g <= shape.groups; g += kBalancedThreads)
       s_bound[g] = total;
   }
-  for (int g = tid; g <= shape.groups && aligned == 0; g += kBalancedThreads) {
+  // g * cap moved to the nearer end of the request it cuts where that end is at most `limit` away
+  auto snapped = [&](int g, int64_t limit) {
     int64_t b = min(int64_t(g) * cap, total);
-    if (one_each) {
-      b = a.scratch[min(g, B)];
-    } else if (g > 0 && g < shape.groups && b < total && slack > 0) {
+    if (g == shape.groups) return total;
+    if (g > 0 && b < total && limit > 0) {
       int lo = 0, hi = B - 1;  // the request r holding b: P_r <= b < P_{r+1}
       while (lo < hi) {
         const int mid = (lo + hi + 1) / 2;
         if (a.scratch[mid] <= b) lo = mid; else hi = mid - 1;
       }
       const int64_t p0 = a.scratch[lo], p1 = a.scratch[lo + 1];
-      if (b - p0 <= slack && b - p0 <= p1 - b) b = p0;
-      else if (p1 - b <= slack) b = p1;
+      if (b - p0 <= limit && b - p0 <= p1 - b) b = p0;
+      else if (p1 - b <= limit) b = p1;
     }
-    s_bound[g] = g == shape.groups ? total : b;
+    return b;
+  };
+  // or, with more requests than groups, every boundary at the nearer request end (no cuts)
+  // where then no group runs more than a share and a slack (B=128 H=128 L=4096: two requests
+  // a group, the CPU planner's plan, against 34 requests cut in two and the combine)
+  bool uncut = false;
+  if (!one_each && aligned == 0 && B > shape.groups) {
+    for (int g = tid; g <= shape.groups; g += kBalancedThreads) s_bound[g] = snapped(g, total);
+    __syncthreads();
+    int64_t most = 0;
+    for (int g = tid; g < shape.groups; g += kBalancedThreads)
+      most = max(most, s_bound[g + 1] - s_bound[g]);
+    most = Reduce(tmp.reduce).Reduce(most, [](int64_t x, int64_t y) { return x > y ? x : y; });
+    if (tid == 0) s_carry[1] = most;
+    __syncthreads();
+    uncut = s_carry[1] <= cap + slack;
+    __syncthreads();
   }
+  for (int g = tid; g <= shape.groups && aligned == 0 && !uncut; g += kBalancedThreads)
+    s_bound[g] = one_each ? (g == shape.groups ? total : a.scratch[min(g, B)]) : snapped(g, slack);
   __syncthreads();
   if (tid == 0) s_carry[1] = s_carry[2] = 0;  // (the slot and merge carries of step 4)
   // 3. pieces per group and each group's first request

@@ -185,7 +185,7 @@ __device__ __forceinline__ void combine_rows(const MlaPlan& plan, const MlaRunAr
           *reinterpret_cast<uint2*>(dst + 32 * kLoad * q + e) = packed;
         }
       if (lane == 0 && part == 0 && args.lse != nullptr)
-        args.lse[token * args.lse_stride_token + head] = lse_out_base(args, s);
+        args.lse[lse_index(args, token, head)] = lse_out_base(args, s);
     }
   }
   // A warp without rows to merge exits without waiting for the attention grid, except the
