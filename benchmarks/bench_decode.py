@@ -33,7 +33,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import ResultWriter, bench_graph_us, bench_ms, ceilings, device_context  # noqa: E402
+from harness import ResultWriter, bench_graph_us, bench_ms, ceilings, device_context, heat  # noqa: E402
 
 from mla_wrapper import BatchMLAPagedAttentionWrapper  # noqa: E402
 from mla_wrapper.reference import mla_attention, rel_error  # noqa: E402
@@ -287,6 +287,9 @@ def main():
                     "fp8-rounded cache")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--budget-s", type=float, default=420.0, help="stop starting new cases after this")
+    ap.add_argument("--heat-s", type=float, default=0.0,
+                    help="run matmuls this long after the ceilings, before the first case "
+                    "(harness.heat: the first rows then meet a chip at its sustained state)")
     ap.add_argument("--cases", default="", help="comma list of case kinds to run (e.g. latency,middle; "
                     "sweep: SWEEP_GRID, off the grid)")
     ap.add_argument("--cost", default="", help="planner cost model override, e.g. min_chunk=128,fixed=32")
@@ -311,8 +314,11 @@ def main():
     dev = torch.device("cuda")
     ctx = device_context()
     ctx.update(ceilings(args.flush))
+    if args.heat_s > 0:
+        ctx["heat_s"] = args.heat_s
     print(f"# {ctx['device']} {ctx['date']} copy {ctx['copy_gbs']} GB/s, "
           f"matmul {ctx['matmul_bf16_tflops']} TFLOP/s", flush=True)
+    heat(args.heat_s)
     writer = ResultWriter("decode", ctx)
     ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
     names = [b for b in args.backends.split(",") if b]

@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import statistics
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -170,6 +171,22 @@ def matmul_ceiling_tflops(n: int = 8192) -> float:
     b = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
     ms = bench_ms(lambda: a @ b)
     return 2 * n ** 3 / (ms * 1e-3) / 1e12
+
+
+def heat(seconds: float, n: int = 8192) -> None:
+    """Run bf16 matmuls for about `seconds` (the GPU at its sustained power and temperature):
+    a grid's first rows otherwise meet a cool chip, which at the power cap runs its first kernels
+    at a higher clock (session 71: sm90 914.7 us on the first compute row against 1080-1089 us
+    in other runs of that session)."""
+    if seconds <= 0:
+        return
+    a = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
+    t0 = time.time()
+    while time.time() - t0 < seconds:
+        for _ in range(20):
+            a @ b
+        torch.cuda.synchronize()
 
 
 def ceilings(flush: str = "dirty") -> dict:
