@@ -292,9 +292,10 @@ def main():
                     "the method's); at the power cap a backend timed right after the GPU idled "
                     "(the row's setup) runs at a higher clock for ~100 ms: session 71 run 5, "
                     "2-5%% on the compute rows for the row's first backend")
-    ap.add_argument("--heat-s", type=float, default=0.0,
-                    help="run matmuls this long after the ceilings, before the first case "
-                    "(harness.heat: the first rows then meet a chip at its sustained state)")
+    ap.add_argument("--heat-s", type=float, default=5.0,
+                    help="run matmuls this long before the ceilings and the first case "
+                    "(harness.heat: the matmul ceiling and the first rows then meet a chip at "
+                    "its sustained state; 0: none, as before session 71)")
     ap.add_argument("--cases", default="", help="comma list of case kinds to run (e.g. latency,middle; "
                     "sweep: SWEEP_GRID, off the grid)")
     ap.add_argument("--cost", default="", help="planner cost model override, e.g. min_chunk=128,fixed=32")
@@ -318,14 +319,13 @@ def main():
         sm90.planner_cost = lambda: planner.DEFAULT_COST
     dev = torch.device("cuda")
     ctx = device_context()
+    heat(args.heat_s)
     ctx.update(ceilings(args.flush))
-    if args.heat_s > 0:
-        ctx["heat_s"] = args.heat_s
+    ctx["heat_s"] = args.heat_s
     if args.warmup_ms != 25:
         ctx["warmup_ms"] = args.warmup_ms
     print(f"# {ctx['device']} {ctx['date']} copy {ctx['copy_gbs']} GB/s, "
           f"matmul {ctx['matmul_bf16_tflops']} TFLOP/s", flush=True)
-    heat(args.heat_s)
     writer = ResultWriter("decode", ctx)
     ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
     names = [b for b in args.backends.split(",") if b]
