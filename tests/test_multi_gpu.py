@@ -52,3 +52,23 @@ def test_merge_and_sgl_api_on_second_gpu():
     ref = reference(dict(q_nope=q[..., :512], q_pe=q[..., 512:], cache=cache, page_table=pt,
                          lens=seq.cpu(), page_size=ps))
     assert rel_error(out, ref) < 1e-2
+
+
+@pytest.mark.gpu
+@two_gpus
+def test_flashmla_dense_call_on_second_gpu():
+    """FlashMLA's dense decode call with its tensors on GPU 1 while GPU 0 is current: the plan
+    and attention kernels follow q's device; MTP rows (the kernels' [b, h_q, s_q] lse)."""
+    from test_flashmla_dense import call, check, make_case
+
+    torch.cuda.set_device(0)
+    dev = torch.device("cuda", 1)
+    x = make_case([5, 1500, 0, 4100], 2, 16, 64, seed=7, device=dev)
+    sched, _ = mla_wrapper.get_mla_metadata()
+    out = torch.full((4, 2, 16, 512), float("nan"), dtype=torch.bfloat16, device=dev)
+    o, lse = call(x, sched, causal=True, out=out)
+    o2, lse2 = call(x, sched, causal=True)   # the step's second call reuses the plan
+    torch.cuda.synchronize(dev)
+    assert o.device == dev and lse.device == dev and torch.cuda.current_device() == 0
+    check(o, lse, x, True)
+    assert torch.equal(o2, o) and torch.equal(lse2, lse)
