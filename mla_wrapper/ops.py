@@ -248,6 +248,19 @@ def _routed_num_splits(max_seq_len: int, num_batches: int, sm_count: int, num_kv
     return max(1, min(by_sms, by_len, _MAX_SPLITS))
 
 
+def _gpu_plan_layout(arrays, slots: int):
+    """(int32 element offsets, partial_o byte offset, partial_lse byte offset, total bytes) of a
+    plan written on the GPU into one workspace: the (name, int32 elements) arrays in order, each
+    128-byte aligned, then `slots` partial slots of float32 rows (a 16-bit family's fit)."""
+    off, offsets = 0, {}
+    for name, n in arrays:
+        offsets[name] = off
+        off = -(-(off + n) // 32) * 32            # 128-byte aligned arrays
+    partial_o = off * 4
+    partial_lse = partial_o + slots * _ROWS_PER_TILE * ws_mod.HEAD_DIM_CKV * 4
+    return offsets, partial_o, partial_lse, partial_lse + slots * _ROWS_PER_TILE * 4
+
+
 def _routed_layout(num_batches: int, num_heads: int, num_splits: int, num_ctas: int):
     """(int32 element offsets, partial_o byte offset, partial_lse byte offset, total bytes) of
     the routed path's plan inside the caller's workspace."""
@@ -257,18 +270,11 @@ def _routed_layout(num_batches: int, num_heads: int, num_splits: int, num_ctas: 
     # its CTA's first item before cta_work_indptr arrives (sm90/work.cuh CtaStart)
     work = max(items, num_ctas)
     merges = tiles if num_splits > 1 else 0
-    off, offsets = 0, {}
-    for name, n in (("counts", ws_mod.NUM_COUNTS), ("cta_work_indptr", num_ctas + 1),
-                    ("request_info", ws_mod.REQUEST_FIELDS * num_batches),
-                    ("merge_info", ws_mod.MERGE_FIELDS * merges),
-                    ("work_info", ws_mod.WORK_FIELDS * work)):
-        offsets[name] = off
-        off = -(-(off + n) // 32) * 32            # 128-byte aligned arrays
-    partial_o = off * 4
-    slots = items if num_splits > 1 else 0
-    partial_lse = partial_o + slots * _ROWS_PER_TILE * ws_mod.HEAD_DIM_CKV * 4
-    total = partial_lse + slots * _ROWS_PER_TILE * 4
-    return offsets, partial_o, partial_lse, total
+    return _gpu_plan_layout((("counts", ws_mod.NUM_COUNTS), ("cta_work_indptr", num_ctas + 1),
+                             ("request_info", ws_mod.REQUEST_FIELDS * num_batches),
+                             ("merge_info", ws_mod.MERGE_FIELDS * merges),
+                             ("work_info", ws_mod.WORK_FIELDS * work)),
+                            items if num_splits > 1 else 0)
 
 
 def cutlass_mla_get_workspace_size(max_seq_len: int, num_batches: int, sm_count: int = 0,
@@ -387,15 +393,14 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
         raise ValueError("workspace: data pointer must be 128-byte aligned (pass a fresh tensor)")
     plan_mod, attn_mod = _device_plan_modules(fam, q_nope.dtype, device)
     stream = torch.cuda.current_stream(device).cuda_stream
-    i32 = lambda name: base + 4 * offsets[name]  # noqa: E731
     tiles = -(-H // _ROWS_PER_TILE)
-    status = plan_mod.mlaw_device_plan(seq_lens.data_ptr(), i32("cta_work_indptr"), i32("work_info"),
-                                       i32("request_info"), i32("merge_info"), i32("counts"),
+    plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, B * tiles)
+    status = plan_mod.mlaw_device_plan(seq_lens.data_ptr(), plan.cta_work_indptr, plan.work_info,
+                                       plan.request_info, plan.merge_info, plan.counts,
                                        B, tiles, splits, num_ctas, fam.KV_TILE,
                                        page_table.stride(0), stream)
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN, status)
-    plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, B * tiles)
     args = _run_args(q_nope, q_pe, cache, page_table, out, page_size, sm_scale)
     fam.launch(attn_mod, ctypes.addressof(plan), ctypes.addressof(args), stream)
     return out
@@ -459,18 +464,12 @@ def _balanced_layout(batch: int, tiles: int, num_ctas: int):
     groups = num_ctas // group
     items = max(tiles * (batch + groups), num_ctas)
     # a cut request's pieces: at most groups - 1 boundaries cut at most groups - 1 requests
-    slots = min(items, 2 * groups * tiles)
-    off, offsets = 0, {}
-    for name, n in (("counts", ws_mod.NUM_COUNTS), ("cta_work_indptr", num_ctas + 1),
-                    ("request_info", ws_mod.REQUEST_FIELDS * batch),
-                    ("merge_info", ws_mod.MERGE_FIELDS * batch * tiles),
-                    ("work_info", ws_mod.WORK_FIELDS * items),
-                    ("scratch", 2 * (batch + 1))):
-        offsets[name] = off
-        off = -(-(off + n) // 32) * 32            # 128-byte aligned arrays
-    partial_o = off * 4
-    partial_lse = partial_o + slots * _ROWS_PER_TILE * ws_mod.HEAD_DIM_CKV * 4
-    return offsets, partial_o, partial_lse, partial_lse + slots * _ROWS_PER_TILE * 4
+    return _gpu_plan_layout((("counts", ws_mod.NUM_COUNTS), ("cta_work_indptr", num_ctas + 1),
+                             ("request_info", ws_mod.REQUEST_FIELDS * batch),
+                             ("merge_info", ws_mod.MERGE_FIELDS * batch * tiles),
+                             ("work_info", ws_mod.WORK_FIELDS * items),
+                             ("scratch", 2 * (batch + 1))),
+                            min(items, 2 * groups * tiles))
 
 
 class FlashMLASchedMeta:
@@ -625,18 +624,17 @@ def _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b, 
     offsets, p_o, p_lse, total = _balanced_layout(b, tiles, num_ctas)
     workspace = torch.empty(total, dtype=torch.uint8, device=device)
     base = workspace.data_ptr()
-    i32 = lambda name: base + 4 * offsets[name]  # noqa: E731
+    plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, b * tiles)
     # a piece's fixed cost in kv tiles: one for its start, one per 32 rows of its tile (its q
     # load and output), as the CPU planner's cost model (planner.py CostModel)
     fixed = 1 + -(-2 * min(rows, _ROWS_PER_TILE) // fam.KV_TILE)
     status = plan_mod.mlaw_device_plan_balanced(
-        cache_seqlens.data_ptr(), i32("cta_work_indptr"), i32("work_info"), i32("request_info"),
-        i32("merge_info"), i32("counts"), i32("scratch"), b, s_q, h_q, _ROWS_PER_TILE,
+        cache_seqlens.data_ptr(), plan.cta_work_indptr, plan.work_info, plan.request_info,
+        plan.merge_info, plan.counts, base + 4 * offsets["scratch"], b, s_q, h_q, _ROWS_PER_TILE,
         fam.KV_TILE, num_ctas, 1 if causal else 0, fixed, 1 if fam is sm90 else 0,
         block_table.stride(0), _raw_stream(index))
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN_BALANCED, status)
-    plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, b * tiles)
     return DenseSchedule(key, workspace, plan, fam, attn_mod, index, block_table.data_ptr())
 
 
