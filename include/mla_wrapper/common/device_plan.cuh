@@ -14,6 +14,54 @@
 
 namespace mlaw {
 
+// plan.h's records as the GPU plans (this kernel, device_plan/balanced.cuh) write them: a
+// request's fields, repeated in each of its work records.
+struct PlanRequest {
+  int32_t qo_start, qo_len, kv_len, page_start;
+};
+
+__device__ __forceinline__ void write_request(int32_t* request_info, int64_t r,
+                                              const PlanRequest& q) {
+  int32_t* req = request_info + r * kRequestFields;
+  req[kRequestQoStart] = q.qo_start;
+  req[kRequestQoLen] = q.qo_len;
+  req[kRequestKvLen] = q.kv_len;
+  req[kRequestPageStart] = q.page_start;
+}
+
+__device__ __forceinline__ void write_work(int32_t* work_info, int64_t item, int32_t r,
+                                           int32_t row_tile, int32_t kv_start, int32_t kv_end,
+                                           int32_t slot, const PlanRequest& q) {
+  int32_t* w = work_info + item * kWorkFields;
+  w[kWorkRequest] = r;
+  w[kWorkRowTile] = row_tile;
+  w[kWorkKvStart] = kv_start;
+  w[kWorkKvEnd] = kv_end;
+  w[kWorkPartialSlot] = slot;
+  w[kWorkQoStart] = q.qo_start;
+  w[kWorkQoLen] = q.qo_len;
+  w[kWorkKvLen] = q.kv_len;
+  w[kWorkPageStart] = q.page_start;
+}
+
+__device__ __forceinline__ void write_merge(int32_t* merge_info, int64_t m, int32_t r,
+                                            int32_t row_tile, int32_t first_slot,
+                                            int32_t num_slots) {
+  int32_t* mi = merge_info + m * kMergeFields;
+  mi[kMergeRequest] = r;
+  mi[kMergeRowTile] = row_tile;
+  mi[kMergeFirstSlot] = first_slot;
+  mi[kMergeNumSlots] = num_slots;
+}
+
+__device__ __forceinline__ void write_counts(int32_t* counts, int32_t work_items,
+                                             int32_t merge_items, int32_t batch) {
+  counts[0] = work_items;
+  counts[1] = merge_items;
+  counts[2] = batch;
+  counts[3] = 0;
+}
+
 struct DevicePlanArgs {
   const int32_t* seq_lens;      // [batch]
   int32_t* cta_work_indptr;     // [num_ctas + 1]
@@ -35,45 +83,27 @@ __global__ void device_plan_kernel(DevicePlanArgs a) {
   const int64_t n = max(max(num_work, num_merge), max(int64_t(a.num_ctas) + 1, int64_t(a.batch)));
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
-    if (i < a.batch) {
-      int32_t* req = a.request_info + i * kRequestFields;
-      req[kRequestQoStart] = int32_t(i);
-      req[kRequestQoLen] = 1;
-      req[kRequestKvLen] = max(a.seq_lens[i], 0);
-      req[kRequestPageStart] = int32_t(i * a.page_table_stride);
-    }
+    // request r: its one query token, its length, its page-table row
+    auto request = [&](int64_t r) {
+      return PlanRequest{int32_t(r), 1, max(a.seq_lens[r], 0), int32_t(r * a.page_table_stride)};
+    };
+    if (i < a.batch) write_request(a.request_info, i, request(i));
     if (i <= a.num_ctas) a.cta_work_indptr[i] = int32_t(i * num_work / a.num_ctas);
     if (i < num_work) {
       const int32_t split = int32_t(i % a.num_splits);
       const int64_t tile_id = i / a.num_splits;
       const int32_t r = int32_t(tile_id / a.tiles_per_request);
-      const int32_t len = max(a.seq_lens[r], 0);
-      int32_t chunk = (len + a.num_splits - 1) / a.num_splits;
+      const PlanRequest q = request(r);
+      int32_t chunk = (q.kv_len + a.num_splits - 1) / a.num_splits;
       chunk = (chunk + a.kv_tile - 1) / a.kv_tile * a.kv_tile;
-      int32_t* w = a.work_info + i * kWorkFields;
-      w[kWorkRequest] = r;
-      w[kWorkRowTile] = int32_t(tile_id % a.tiles_per_request);
-      w[kWorkKvStart] = min(split * chunk, len);
-      w[kWorkKvEnd] = min((split + 1) * chunk, len);
-      w[kWorkPartialSlot] = a.num_splits > 1 ? int32_t(i) : -1;
-      w[kWorkQoStart] = r;  // (request r's fields, as request_info above)
-      w[kWorkQoLen] = 1;
-      w[kWorkKvLen] = len;
-      w[kWorkPageStart] = int32_t(r * a.page_table_stride);
+      write_work(a.work_info, i, r, int32_t(tile_id % a.tiles_per_request),
+                 min(split * chunk, q.kv_len), min((split + 1) * chunk, q.kv_len),
+                 a.num_splits > 1 ? int32_t(i) : kSlotDirect, q);
     }
-    if (i < num_merge) {
-      int32_t* m = a.merge_info + i * kMergeFields;
-      m[kMergeRequest] = int32_t(i / a.tiles_per_request);
-      m[kMergeRowTile] = int32_t(i % a.tiles_per_request);
-      m[kMergeFirstSlot] = int32_t(i * a.num_splits);
-      m[kMergeNumSlots] = a.num_splits;
-    }
-    if (i == 0) {
-      a.counts[0] = int32_t(num_work);
-      a.counts[1] = int32_t(num_merge);
-      a.counts[2] = a.batch;
-      a.counts[3] = 0;
-    }
+    if (i < num_merge)
+      write_merge(a.merge_info, i, int32_t(i / a.tiles_per_request),
+                  int32_t(i % a.tiles_per_request), int32_t(i * a.num_splits), a.num_splits);
+    if (i == 0) write_counts(a.counts, int32_t(num_work), int32_t(num_merge), a.batch);
   }
 }
 

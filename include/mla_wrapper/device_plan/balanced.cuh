@@ -43,6 +43,7 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
+#include "mla_wrapper/common/device_plan.cuh"
 #include "mla_wrapper/common/plan.h"
 
 namespace mlaw {
@@ -130,6 +131,12 @@ struct BalancedPieces {
   }
 };
 
+// Request r's fields (kv_len L): its qo_len query tokens, its page-table row.
+__device__ __forceinline__ PlanRequest balanced_request(const BalancedPlanArgs& a, int r,
+                                                        int32_t L) {
+  return PlanRequest{r * a.qo_len, a.qo_len, L, int32_t(r * a.page_table_stride)};
+}
+
 // The kv end row tile t of a request sees (plan.h mlaw_tile_visible_len).
 __device__ __forceinline__ int32_t tile_visible_end(const BalancedPlanArgs& a, int t, int32_t L) {
   const int rows = a.qo_len * a.num_heads;
@@ -195,32 +202,13 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     for (int r = tid; r < B; r += kBalancedThreads) {
       const int32_t L = max(a.seq_lens[r], 0);
       const int32_t mid = min((kv_tiles_of(a, L) + 1) / 2 * a.kv_tile, L);
-      const int32_t qo_start = r * a.qo_len;
-      const int32_t page_start = int32_t(r * a.page_table_stride);
-      int32_t* req = a.request_info + int64_t(r) * kRequestFields;
-      req[kRequestQoStart] = qo_start;
-      req[kRequestQoLen] = a.qo_len;
-      req[kRequestKvLen] = L;
-      req[kRequestPageStart] = page_start;
-      for (int h = 0; h < 2; ++h) {
-        int32_t* rec = a.work_info + (2 * int64_t(r) + h) * kWorkFields;
-        rec[kWorkRequest] = r;
-        rec[kWorkRowTile] = 0;
-        rec[kWorkKvStart] = h ? mid : 0;
-        rec[kWorkKvEnd] = h ? L : mid;
-        rec[kWorkPartialSlot] = mlaw_pair_slot(-1, h);
-        rec[kWorkQoStart] = qo_start;
-        rec[kWorkQoLen] = a.qo_len;
-        rec[kWorkKvLen] = L;
-        rec[kWorkPageStart] = page_start;
-      }
+      const PlanRequest q = balanced_request(a, r, L);
+      write_request(a.request_info, r, q);
+      for (int h = 0; h < 2; ++h)
+        write_work(a.work_info, 2 * int64_t(r) + h, r, 0, h ? mid : 0, h ? L : mid,
+                   mlaw_pair_slot(-1, h), q);
     }
-    if (tid == 0) {
-      a.counts[0] = 2 * B;
-      a.counts[1] = 0;
-      a.counts[2] = B;
-      a.counts[3] = 0;
-    }
+    if (tid == 0) write_counts(a.counts, 2 * B, 0, B);
     return;
   }
   // 2. the group boundaries: g * cap, moved to the nearer end of the request they cut when
@@ -364,13 +352,8 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     slot0 += s_carry[1];
     merge0 += s_carry[2];
     if (r < B) {
-      int32_t* req = a.request_info + int64_t(r) * kRequestFields;
-      const int32_t qo_start = r * a.qo_len;
-      const int32_t page_start = int32_t(r * a.page_table_stride);
-      req[kRequestQoStart] = qo_start;
-      req[kRequestQoLen] = a.qo_len;
-      req[kRequestKvLen] = L;
-      req[kRequestPageStart] = page_start;
+      const PlanRequest q = balanced_request(a, r, L);
+      write_request(a.request_info, r, q);
       for (int g = p.first; g <= p.last; ++g) {
         const int j = g - p.first;       // the request's piece j
         const int k = r - s_first[g];    // the group's piece k
@@ -381,26 +364,13 @@ balanced_plan_kernel(BalancedPlanArgs a) {
                                int64_t(t % shape.group) * s_count[g] * shape.per +
                                int64_t(k) * shape.per + t / shape.group;
           const int32_t vis = tile_visible_end(a, t, L);
-          int32_t* rec = a.work_info + item * kWorkFields;
-          rec[kWorkRequest] = r;
-          rec[kWorkRowTile] = t;
-          rec[kWorkKvStart] = min(t0 * a.kv_tile, vis);
-          rec[kWorkKvEnd] = min(t1 * a.kv_tile, vis);
-          rec[kWorkPartialSlot] = n > 1 ? int32_t(slot0 + int64_t(t) * n + j) : kSlotDirect;
-          rec[kWorkQoStart] = qo_start;
-          rec[kWorkQoLen] = a.qo_len;
-          rec[kWorkKvLen] = L;
-          rec[kWorkPageStart] = page_start;
+          write_work(a.work_info, item, r, t, min(t0 * a.kv_tile, vis), min(t1 * a.kv_tile, vis),
+                     n > 1 ? int32_t(slot0 + int64_t(t) * n + j) : kSlotDirect, q);
         }
       }
       if (n > 1) {
-        for (int t = 0; t < shape.tiles; ++t) {
-          int32_t* m = a.merge_info + (merge0 + t) * kMergeFields;
-          m[kMergeRequest] = r;
-          m[kMergeRowTile] = t;
-          m[kMergeFirstSlot] = int32_t(slot0 + int64_t(t) * n);
-          m[kMergeNumSlots] = n;
-        }
+        for (int t = 0; t < shape.tiles; ++t)
+          write_merge(a.merge_info, merge0 + t, r, t, int32_t(slot0 + int64_t(t) * n), n);
       }
     }
     __syncthreads();
@@ -411,10 +381,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     __syncthreads();
   }
   if (tid == 0) {
-    a.counts[0] = int32_t(num_items);
-    a.counts[1] = int32_t(s_carry[2]);
-    a.counts[2] = B;
-    a.counts[3] = 0;
+    write_counts(a.counts, int32_t(num_items), int32_t(s_carry[2]), B);
   }
 }
 
