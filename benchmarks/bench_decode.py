@@ -5,7 +5,9 @@
 
 (flashmla: FlashMLA's dense decode kernel, from the library benchmarks/fetch_flashmla.sh fetches;
 sm90_fmla: ours through FlashMLA's call, flash_mla_with_kvcache without indices, on the same
-tensors: its plan written on the GPU from device lengths, once per scheduling-metadata object.)
+tensors: its plan written on the GPU from device lengths, once per scheduling-metadata object.
+sm90_cutlass / sm90_cutlass1: ours through sgl-kernel's cutlass_mla_decode (routed to the
+planned family off SM100, a plan kernel every call), num_kv_splits -1 / 1; qo_len 1 rows.)
 sm90_fp8: our sm90 kernel over an FP8 (e4m3) copy of the case's cache (same page table,
 ckv_scale = kpe_scale = 1.0; bf16 queries and output). Its error (`err` in the table,
 `rel_err` in the JSON line) is against the reference on that fp8-rounded cache, and
@@ -221,6 +223,33 @@ def runner_ours_flashmla_api(c, ws):
     return run, out.view(B * qo, H, 512)
 
 
+def runner_ours_cutlass_api(c, ws, num_kv_splits=-1):
+    """Our cutlass_mla_decode (sgl-kernel's call) on a non-SM100 GPU: routed to the planned
+    family (sm90 on Hopper) with its plan written on the GPU on every call (no step object);
+    num_kv_splits <= 0: the library's choice. qo_len 1 only (the call has no query length)."""
+    from mla_wrapper import cutlass_mla_decode, cutlass_mla_get_workspace_size
+
+    if c["qo_len"] != 1:
+        raise ValueError("cutlass_mla_decode takes one query token a request")
+    B, H = c["B"], c["H"]
+    q, cache, table, seqlens, _ = flashmla_tensors(c, ws.device)
+    q_nope, q_pe = c["q_nope"], c["q_pe"]
+    size = cutlass_mla_get_workspace_size(table.shape[1] * c["page_size"], B, 0, num_kv_splits)
+    work = torch.empty(size, dtype=torch.uint8, device=ws.device)
+    out = torch.empty(B, H, 512, dtype=q.dtype, device=ws.device)
+    calls = [0]
+
+    def run():
+        # (the call returns a new tensor: the first call, the benchmark's check, copies it out)
+        res = cutlass_mla_decode(q_nope, q_pe, c["cache"], seqlens, table, work, SM_SCALE,
+                                 num_kv_splits)
+        if calls[0] == 0:
+            out.copy_(res)
+        calls[0] += 1
+
+    return run, out
+
+
 RUNNERS = {
     "sm80": lambda c, ws: runner_ours("sm80", c, ws),
     "sm90": lambda c, ws: runner_ours("sm90", c, ws),
@@ -229,6 +258,8 @@ RUNNERS = {
     "fi_fa3": lambda c, ws: runner_flashinfer("fa3", c, ws),
     "flashmla": runner_flashmla,
     "sm90_fmla": runner_ours_flashmla_api,
+    "sm90_cutlass": runner_ours_cutlass_api,
+    "sm90_cutlass1": lambda c, ws: runner_ours_cutlass_api(c, ws, 1),
 }
 PEERS = ("fi_fa2", "fi_fa3", "flashmla")
 # Runners over an e4m3 copy of the cache (ours): checked against the reference on the

@@ -146,9 +146,12 @@ class _SparseKernel(PlannedKernel):
             kv_dtype=kv_dtype if fp8 else None), sparse_specs.RUN)
 
     def launch(self, q_nope, q_pe, ckv_ptr, ckv_slot_stride, kpe_ptr, kpe_slot_stride, indices,
-               out, lse, topk_length, max_logits, num_slots, stream) -> None:
+               out, lse, topk_length, max_logits, num_slots, stream, lse_seq_tokens=1) -> None:
+        """lse: [T, H], or with lse_seq_tokens n > 1 FlashMLA's [T / n, H, n] (the kernels
+        write either: plan.h MlaRunArgs lse_seq_tokens)."""
         qn, qp, o = q_nope.stride(), q_pe.stride(), out.stride()
         lse_ptr, lse_stride = (0, 0) if lse is None else (lse.data_ptr(), lse.stride(0))
+        self.args.lse_seq_tokens = lse_seq_tokens
         _pack_args(self.args, 0, q_nope.data_ptr(), q_pe.data_ptr(), ckv_ptr,
                    kpe_ptr, out.data_ptr(), lse_ptr, indices.data_ptr(), qn[0], qn[1],
                    qp[0], qp[1], ckv_slot_stride, 0, kpe_slot_stride, 0, o[0], o[1], lse_stride)
@@ -300,7 +303,10 @@ class BatchSparseMLAWrapper:
                          return_lse, None, ckv_scale, kpe_scale)
 
     def _run(self, q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse,
-             return_lse, max_logits, ckv_scale=None, kpe_scale=None):
+             return_lse, max_logits, ckv_scale=None, kpe_scale=None, lse_seq_tokens=1):
+        """run() with flash_mla_sparse_fwd's max_logits [T, H] (or None) and, for
+        flash_mla_with_kvcache's MTP calls, lse in FlashMLA's [T / n, H, n] layout
+        (lse_seq_tokens n > 1: requests of n query tokens; written in place by the kernels)."""
         if self._planned is None:
             raise RuntimeError("run(): call plan() first")
         T, topk, H, dtype, kv_dtype = self._planned
@@ -312,18 +318,19 @@ class BatchSparseMLAWrapper:
         if self._current_device() != dev:
             with torch.cuda.device(dev):
                 return self._run(q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out,
-                                 lse, return_lse, max_logits, ckv_scale, kpe_scale)
+                                 lse, return_lse, max_logits, ckv_scale, kpe_scale,
+                                 lse_seq_tokens)
         # Fast path: the arguments' layout is the one validated last time (a serving loop
         # calls run() per layer with the same shapes): skip the checks.
         try:
-            key = (self._planned, return_lse) + tuple(
+            key = (self._planned, return_lse, lse_seq_tokens) + tuple(
                 None if t is None else (t.shape, t.stride(), t.dtype, t.get_device())
                 for t in (q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse))
         except (AttributeError, TypeError):
             key = None
         if key is None or key != self._checked_key:
             self._checked_slots = self._validate(q_nope, q_pe, ckv_cache, kpe_cache, indices,
-                                                 topk_length, out, lse)
+                                                 topk_length, out, lse, lse_seq_tokens)
             self._checked_key = key
         slots = self._checked_slots
         if kv_dtype == DS_MLA:
@@ -342,10 +349,12 @@ class BatchSparseMLAWrapper:
         if return_lse and lse is None:
             lse = torch.empty((T, H), dtype=torch.float32, device=self.device)
         self._impl.launch(q_nope, q_pe, ckv_ptr, slots[0][1], kpe_ptr, slots[1][1], indices,
-                          out, lse, topk_length, max_logits, slots[0][0], self._stream(dev))
+                          out, lse, topk_length, max_logits, slots[0][0], self._stream(dev),
+                          lse_seq_tokens)
         return (out, lse) if (return_lse or max_logits is not None) else out
 
-    def _validate(self, q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse):
+    def _validate(self, q_nope, q_pe, ckv_cache, kpe_cache, indices, topk_length, out, lse,
+                  lse_seq_tokens=1):
         """Full argument checks of run(); returns ((slots, ckv slot stride), (slots, kpe ...))."""
         T, topk, H, dtype, kv_dtype = self._planned
         for name, t, dim in (("q_nope", q_nope, HEAD_DIM_CKV), ("q_pe", q_pe, HEAD_DIM_KPE)):
@@ -385,7 +394,12 @@ class BatchSparseMLAWrapper:
             check_tensor("out", out, dtypes=(dtype,), shape=(T, H, HEAD_DIM_CKV),
                          device=self.device, last_dim_contiguous=True)
         if lse is not None:
-            check_tensor("lse", lse, dtypes=(torch.float32,), shape=(T, H), device=self.device,
+            n = lse_seq_tokens
+            if n > 1 and (T % n or not lse.is_contiguous()):
+                raise ValueError(f"lse: a [{T // n}, {H}, {n}] contiguous tensor is needed "
+                                 f"for {T} tokens in requests of {n}, got {list(lse.shape)}")
+            check_tensor("lse", lse, dtypes=(torch.float32,),
+                         shape=(T, H) if n <= 1 else (T // n, H, n), device=self.device,
                          last_dim_contiguous=True)
         return slots
 
@@ -534,11 +548,12 @@ def _cache_pair(cache: torch.Tensor, fp8_rows: bool):
 
 
 def _apply_sink(out: torch.Tensor, lse: torch.Tensor, attn_sink) -> None:
-    """attn_sink [H] joins the softmax denominator: out [T, H, 512] *= sum / (sum + e^sink) =
-    sigmoid(lse - sink) (lse [T, H], natural log, without the sink; +inf rows stay 0)."""
+    """attn_sink [H] joins the softmax denominator: out [..., H, 512] *= sum / (sum + e^sink) =
+    sigmoid(lse - sink) (lse [..., H], a view of out's rows: natural log, without the sink;
+    +inf rows stay 0)."""
     if attn_sink is None:
         return
-    scale = torch.sigmoid(lse - attn_sink.to(out.device)[None, :])
+    scale = torch.sigmoid(lse - attn_sink.to(out.device))
     scale = torch.where(torch.isinf(lse), torch.zeros_like(scale), scale)
     out.copy_(out.float() * scale[..., None])
 
@@ -679,13 +694,11 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
                          backends.sm90_disabled()))
     q3 = _rows_view("q", q, (T, h_q, HEAD_DIM_QK))
     o3 = _rows_view("out", out, (T, h_q, HEAD_DIM_CKV))
-    lse_rows = lse.view(T, h_q) if s_q == 1 else torch.empty((T, h_q), dtype=torch.float32,
-                                                             device=q.device)
-    w.run(q3[..., :HEAD_DIM_CKV], q3[..., HEAD_DIM_CKV:],
-          *_cache_pair(k_cache[:, :, 0], is_fp8_kvcache), idx, topk_length, o3, lse_rows)
-    _apply_sink(o3, lse_rows, attn_sink)
-    if s_q > 1:
-        lse.copy_(lse_rows.view(b, s_q, h_q).transpose(1, 2))
+    # lse [b, h_q, s_q] written in place by the kernels (lse_seq_tokens = s_q)
+    w._run(q3[..., :HEAD_DIM_CKV], q3[..., HEAD_DIM_CKV:],
+           *_cache_pair(k_cache[:, :, 0], is_fp8_kvcache), idx, topk_length, o3, lse, True, None,
+           lse_seq_tokens=s_q)
+    _apply_sink(out, lse.transpose(1, 2), attn_sink)
     return out, lse
 
 

@@ -726,7 +726,8 @@ def flashmla_case(b, s_q, heads, topk, fp8, seed, slots=64 * 200):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("b,s_q,heads,topk", [(4, 1, 16, 2048), (3, 2, 64, 300),
-                                              (1, 1, 128, 2048), (5, 1, 128, 64)])
+                                              (1, 1, 128, 2048), (5, 1, 128, 64),
+                                              (2, 4, 16, 640)])
 @pytest.mark.parametrize("fp8", [True, False])
 def test_flash_mla_with_kvcache(b, s_q, heads, topk, fp8, sparse_family, poison):
     """Against the reference: out [b, s_q, h, 512] (NaN-poisoned out= given), lse [b, h, s_q],
@@ -760,23 +761,27 @@ def test_flash_mla_with_kvcache(b, s_q, heads, topk, fp8, sparse_family, poison)
 
 
 @pytest.mark.gpu
-def test_flash_mla_with_kvcache_cuda_graph(sparse_family):
-    """A warm-up call makes the shape's plan; the captured call replays with new q / indices;
-    a shape whose first call is inside a capture raises, naming the warm-up."""
+@pytest.mark.parametrize("s_q", [1, 2])
+def test_flash_mla_with_kvcache_cuda_graph(s_q, sparse_family):
+    """A warm-up call makes the shape's plan; the captured call replays with new q / indices
+    (lse [b, h, s_q] written in place by the kernels); a shape whose first call is inside a
+    capture raises, naming the warm-up."""
     from mla_wrapper import flash_mla_with_kvcache
 
     b, heads, topk = 6, 64, 512
-    q4, cache, idx3, *_ = flashmla_case(b, 1, heads, topk, False, seed=0)
-    out = torch.empty(b, 1, heads, 512, dtype=torch.bfloat16, device="cuda")
+    T = b * s_q
+    q4, cache, idx3, *_ = flashmla_case(b, s_q, heads, topk, False, seed=0)
+    out = torch.empty(b, s_q, heads, 512, dtype=torch.bfloat16, device="cuda")
     call = lambda: flash_mla_with_kvcache(q4, cache, None, None, 512, None,  # noqa: E731
                                           softmax_scale=SM_SCALE, indices=idx3, out=out)
     graph, (_, lse) = capture_graph(call)
+    assert lse.shape == (b, heads, s_q)
     for seed in (1, 2):
-        q4n, cachen, idx3n, q, values, idx = flashmla_case(b, 1, heads, topk, False, seed=seed)
+        q4n, cachen, idx3n, q, values, idx = flashmla_case(b, s_q, heads, topk, False, seed=seed)
         replay(graph, [(q4, q4n), (cache, cachen), (idx3, idx3n)], out, lse)
         ref_o, _, ref_lse = ref(q, values, idx)
-        assert rel_error(out.view(b, heads, 512), ref_o) < TOL[torch.bfloat16]
-        check_lse_rows(lse.view(b, heads), ref_lse)
+        assert rel_error(out.view(T, heads, 512), ref_o) < TOL[torch.bfloat16]
+        check_lse_rows(lse.transpose(1, 2).reshape(T, heads), ref_lse)
     q_new = q4[:5].clone()
     with pytest.raises(RuntimeError, match="inside a CUDA-graph capture; call it once"):
         with torch.cuda.graph(torch.cuda.CUDAGraph()):
