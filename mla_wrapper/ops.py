@@ -217,9 +217,14 @@ def check_merge_attn_args(output, prefix_output, prefix_lse, suffix_output, suff
 # sgl-kernel MLA decode: cutlass_mla_decode, cutlass_mla_get_workspace_size
 # On SM100 these run CUTLASS's MLA kernel (backends/cutlass.py). Elsewhere they route to a
 # planned family (sm90 on Hopper, sm80 on other SM80+ GPUs: backends.routed_family) with the
-# same semantics: a GPU-side uniform split plan (common/device_plan.cuh)
-# is written into the caller's workspace, so nothing reads the lengths on the host and the
-# call stays capturable in a CUDA graph.
+# same semantics: a plan written on the GPU from seq_lens on every call (the call has no
+# per-step object to keep one in) into the caller's workspace, so nothing reads the lengths on
+# the host and the call stays capturable in a CUDA graph. The plan is the balanced one of
+# FlashMLA's dense call (device_plan/balanced.cuh: near-equal shares of the batch's work,
+# lockstep groups at H > 64); a workspace too small for it (sized by hand, not with
+# cutlass_mla_get_workspace_size) gets the uniform split plan (common/device_plan.cuh: the same
+# number of pieces a request, num_kv_splits of them), which ran 0.5-0.9x the balanced plan's
+# speed on an H200 (session 72).
 # ------------------------------------------------------------------------------------------
 
 # The routed families share the row tile, CTAs per SM and head limit, so the workspace size
@@ -300,9 +305,15 @@ def cutlass_mla_get_workspace_size(max_seq_len: int, num_batches: int, sm_count:
     cutlass_bytes = cutlass.get_workspace_size(max_seq_len, num_batches, sm_count, num_kv_splits)
     if has_gpu and _is_sm100():
         return cutlass_bytes
-    splits = _routed_num_splits(max_seq_len, num_batches, sm_count, num_kv_splits)
-    routed = _routed_layout(num_batches, _MAX_HEADS, splits, sm_count)[3]
+    routed = _routed_balanced_bytes(num_batches, sm_count)
     return routed if has_gpu else max(routed, cutlass_bytes)
+
+
+def _routed_balanced_bytes(num_batches: int, num_ctas: int) -> int:
+    """Workspace bytes of the routed path's balanced plan for any head count (1..128: one or
+    two row tiles a request)."""
+    return max(_balanced_layout(num_batches, tiles, num_ctas)[3]
+               for tiles in range(1, -(-_MAX_HEADS // _ROWS_PER_TILE) + 1))
 
 
 _DEVICE_PLAN_MODULES: dict = {}
@@ -317,13 +328,15 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
     concatenation); kv_c_and_k_pe_cache [num_blocks, page_size, 576] (page_size a power of two;
     never copied); seq_lens [B] int32; page_table [B, max_blocks] int32; workspace: a CUDA byte
     buffer of >= cutlass_mla_get_workspace_size(max_seq_len, B, sm_count, num_kv_splits) bytes;
-    num_kv_splits: KV splits per request (1..256; <= 0 lets the library choose).
+    num_kv_splits: KV splits per request on SM100 (1..256; <= 0 lets the library choose).
     Returns out [B, H, 512] in q's dtype. Rows with seq_len 0 give zeros.
 
     On SM100 this runs CUTLASS's MLA kernel (H < 128 is padded to its 128-row tile and sliced
     back). On other SM80+ GPUs it runs the sm90 kernel (Hopper, unless MLA_WRAPPER_SM90=0) or
-    the sm80 kernel, with a plan written on the GPU from seq_lens
-    (no host sync, CUDA-graph capturable).
+    the sm80 kernel on a balanced plan written on the GPU from seq_lens by a small kernel
+    before it (no host sync, CUDA-graph capturable); there num_kv_splits is read only where
+    the workspace is smaller than cutlass_mla_get_workspace_size asks (then each request is cut
+    in at most num_kv_splits even pieces, fewer if the workspace needs it).
     """
     page_size = check_decode_args(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table)
     check_tensor("workspace", workspace, cuda=True)
@@ -375,11 +388,34 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     if B == 0:
         return out
     sm_count = torch.cuda.get_device_properties(device).multi_processor_count
-    max_seq_len = page_table.shape[1] * page_size
     ws_bytes = workspace.numel() * workspace.element_size()
-    splits = _routed_num_splits(max_seq_len, B, sm_count, num_kv_splits, H)
     fam = _routed_family(device)
     num_ctas = sm_count * fam.CTAS_PER_SM
+    tiles = -(-H // _ROWS_PER_TILE)
+    base = workspace.data_ptr()
+    if base % 128:
+        raise ValueError("workspace: data pointer must be 128-byte aligned (pass a fresh tensor)")
+    plan_mod, attn_mod = _device_plan_modules(fam, q_nope.dtype, device)
+    stream = _raw_stream(device_index(device))
+    layout = _balanced_layout(B, tiles, num_ctas)
+    if layout[3] <= ws_bytes:
+        plan = _write_balanced_plan(plan_mod, fam, base, layout, seq_lens, page_table.stride(0),
+                                    B, 1, H, False, num_ctas, stream)
+    else:
+        plan = _uniform_plan(plan_mod, fam, base, ws_bytes, seq_lens, page_table, page_size, B,
+                             H, num_kv_splits, num_ctas, stream)
+    args = _run_args(q_nope, q_pe, cache, page_table, out, page_size, sm_scale)
+    fam.launch(attn_mod, ctypes.addressof(plan), ctypes.addressof(args), stream)
+    return out
+
+
+def _uniform_plan(plan_mod, fam, base, ws_bytes, seq_lens, page_table, page_size, B, H,
+                  num_kv_splits, num_ctas, stream) -> ws_mod.MlaPlanStruct:
+    """The routed path's plan where the workspace is too small for the balanced one: every
+    request cut in the same number of even pieces (common/device_plan.cuh), num_kv_splits of
+    them (<= 0: the library's choice), halved until the plan fits the workspace."""
+    max_seq_len = page_table.shape[1] * page_size
+    splits = _routed_num_splits(max_seq_len, B, num_ctas // fam.CTAS_PER_SM, num_kv_splits, H)
     while True:   # fewer splits when the caller's workspace was sized for fewer
         offsets, p_o, p_lse, total = _routed_layout(B, H, splits, num_ctas)
         if total <= ws_bytes or splits == 1:
@@ -388,11 +424,6 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     if total > ws_bytes:
         raise ValueError(f"workspace: needs {total} bytes for batch {B} x {H} heads, got {ws_bytes} "
                          "(size it with cutlass_mla_get_workspace_size)")
-    base = workspace.data_ptr()
-    if base % 128:
-        raise ValueError("workspace: data pointer must be 128-byte aligned (pass a fresh tensor)")
-    plan_mod, attn_mod = _device_plan_modules(fam, q_nope.dtype, device)
-    stream = torch.cuda.current_stream(device).cuda_stream
     tiles = -(-H // _ROWS_PER_TILE)
     plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, B * tiles)
     status = plan_mod.mlaw_device_plan(seq_lens.data_ptr(), plan.cta_work_indptr, plan.work_info,
@@ -401,9 +432,7 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
                                        page_table.stride(0), stream)
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN, status)
-    args = _run_args(q_nope, q_pe, cache, page_table, out, page_size, sm_scale)
-    fam.launch(attn_mod, ctypes.addressof(plan), ctypes.addressof(args), stream)
-    return out
+    return plan
 
 
 def _device_plan_modules(fam, dtype, device):
@@ -619,23 +648,35 @@ def _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b, 
     kernel: no host sync, capturable)."""
     index = device_index(device)
     num_ctas = torch.cuda.get_device_properties(device).multi_processor_count * fam.CTAS_PER_SM
+    layout = _balanced_layout(b, -(-s_q * h_q // _ROWS_PER_TILE), num_ctas)
+    workspace = torch.empty(layout[3], dtype=torch.uint8, device=device)
+    plan = _write_balanced_plan(plan_mod, fam, workspace.data_ptr(), layout, cache_seqlens,
+                                block_table.stride(0), b, s_q, h_q, causal, num_ctas,
+                                _raw_stream(index))
+    return DenseSchedule(key, workspace, plan, fam, attn_mod, index, block_table.data_ptr())
+
+
+def _write_balanced_plan(plan_mod, fam, base: int, layout, seq_lens, page_table_stride: int,
+                         b: int, s_q: int, h_q: int, causal: bool, num_ctas: int,
+                         stream: int) -> ws_mod.MlaPlanStruct:
+    """Write a balanced plan (device_plan/balanced.cuh) for b requests of s_q query tokens and
+    h_q heads, lengths seq_lens [b] int32 on the device, into the workspace at address base
+    (layout: _balanced_layout's) on the stream: one small kernel. Returns its MlaPlan."""
+    offsets, p_o, p_lse, _ = layout
     rows = s_q * h_q
     tiles = -(-rows // _ROWS_PER_TILE)
-    offsets, p_o, p_lse, total = _balanced_layout(b, tiles, num_ctas)
-    workspace = torch.empty(total, dtype=torch.uint8, device=device)
-    base = workspace.data_ptr()
     plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, b * tiles)
     # a piece's fixed cost in kv tiles: one for its start, one per 32 rows of its tile (its q
     # load and output), as the CPU planner's cost model (planner.py CostModel)
     fixed = 1 + -(-2 * min(rows, _ROWS_PER_TILE) // fam.KV_TILE)
     status = plan_mod.mlaw_device_plan_balanced(
-        cache_seqlens.data_ptr(), plan.cta_work_indptr, plan.work_info, plan.request_info,
+        seq_lens.data_ptr(), plan.cta_work_indptr, plan.work_info, plan.request_info,
         plan.merge_info, plan.counts, base + 4 * offsets["scratch"], b, s_q, h_q, _ROWS_PER_TILE,
         fam.KV_TILE, num_ctas, 1 if causal else 0, fixed, 1 if fam is sm90 else 0,
-        block_table.stride(0), _raw_stream(index))
+        page_table_stride, stream)
     if status:
         raise plan_mod.error(kernels.DEVICE_PLAN_BALANCED, status)
-    return DenseSchedule(key, workspace, plan, fam, attn_mod, index, block_table.data_ptr())
+    return plan
 
 
 def _rows_view(name: str, t: torch.Tensor, shape):

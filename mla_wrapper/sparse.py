@@ -696,8 +696,8 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     o3 = _rows_view("out", out, (T, h_q, HEAD_DIM_CKV))
     # lse [b, h_q, s_q] written in place by the kernels (lse_seq_tokens = s_q)
     w._run(q3[..., :HEAD_DIM_CKV], q3[..., HEAD_DIM_CKV:],
-           *_cache_pair(k_cache[:, :, 0], is_fp8_kvcache), idx, topk_length, o3, lse, True, None,
-           lse_seq_tokens=s_q)
+           *_cache_pair(k_cache[:, :, 0], is_fp8_kvcache), idx, topk_length, o3,
+           lse.view(T, h_q) if s_q == 1 else lse, True, None, lse_seq_tokens=s_q)
     _apply_sink(out, lse.transpose(1, 2), attn_sink)
     return out, lse
 

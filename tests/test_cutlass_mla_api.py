@@ -98,17 +98,31 @@ def test_routed_cuda_graph_replay(routed_to):
 
 
 @pytest.mark.gpu
-def test_routed_workspace_too_small_falls_back_or_raises():
-    x = make_inputs([4000, 10], 128, 64, torch.bfloat16, seed=9)
+@pytest.mark.parametrize("heads", [16, 128])
+def test_routed_workspace_too_small_falls_back_or_raises(heads, routed_to, monkeypatch):
+    """A workspace below cutlass_mla_get_workspace_size's size (hand-sized for the uniform
+    plan) gets the uniform split plan, with the splits that fit; below even one split's plan
+    it raises, naming the size."""
+    x = make_inputs([4000, 10, 1, 2500], heads, 64, torch.bfloat16, seed=9)
+    call = lambda ws, splits: mla_wrapper.cutlass_mla_decode(  # noqa: E731
+        x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"], x["page_table"], ws, SM_SCALE, splits)
     ws = torch.empty(64, dtype=torch.uint8, device="cuda")
     with pytest.raises(ValueError, match="workspace: needs \\d+ bytes"):
-        mla_wrapper.cutlass_mla_decode(x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"],
-                                       x["page_table"], ws, SM_SCALE, 8)
-    # sized for 1 split but asked for 8: runs with the splits that fit
-    ws1 = workspace_for(x, 1)
-    out = mla_wrapper.cutlass_mla_decode(x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"],
-                                         x["page_table"], ws1, SM_SCALE, 8)
-    assert rel_error(out, reference(x)) < 1e-2
+        call(ws, 8)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    fam = backends.family(routed_to)
+    num_ctas = sms * fam.CTAS_PER_SM
+    assert ops._routed_layout(4, heads, 8, num_ctas)[3] < ops._balanced_layout(
+        4, -(-heads // 64), num_ctas)[3]
+    seen = []
+    real = ops._uniform_plan
+    monkeypatch.setattr(ops, "_uniform_plan", lambda *a: seen.append(a[9]) or real(*a))
+    # sized for the uniform plan's 2 splits but asked for 8: runs with the splits that fit
+    for splits, size in ((8, ops._routed_layout(4, heads, 2, num_ctas)[3]), (1, None)):
+        ws = torch.empty(size, dtype=torch.uint8, device="cuda") if size else workspace_for(x, 1)
+        out = call(ws, splits)
+        assert not torch.isnan(out).any() and rel_error(out, reference(x)) < 1e-2
+    assert seen == [8]   # (the second call's workspace held the balanced plan)
 
 
 def test_workspace_size_without_gpu_covers_both_paths():
@@ -119,8 +133,8 @@ def test_workspace_size_without_gpu_covers_both_paths():
         if n is None:
             continue
         assert n >= cutlass.get_workspace_size(L, B, sms, splits)
-        routed = ops._routed_layout(B, 128, ops._routed_num_splits(L, B, sms, splits), sms)[3]
-        assert n >= routed
+        for tiles in (1, 2):   # the balanced plan at 1-64 and 65-128 heads
+            assert n >= ops._balanced_layout(B, tiles, sms)[3]
 
 
 @pytest.mark.parametrize("B, H, splits", [(1, 16, 1), (1, 128, 1), (2, 128, 4), (64, 128, 1),
