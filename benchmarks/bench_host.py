@@ -6,6 +6,7 @@ the GPU idle (what it pays per step). FlashInfer's wrapper is measured side by s
     python benchmarks/bench_host.py --torch-op   # run() directly vs through torch.ops.mla_wrapper.run
     python benchmarks/bench_host.py --backend sm90   # our sm90 family next to FlashInfer's fa3
     python benchmarks/bench_host.py --breakdown --backend sm90   # where run()'s host time goes
+    python benchmarks/bench_host.py --api   # FlashMLA's dense call and cutlass_mla_decode
 """
 from __future__ import annotations
 
@@ -149,7 +150,62 @@ def torch_op_cost(budget_us: float = 3.0):
           "(eager wrapper.run() never goes through the op; only traced code does)")
 
 
+def api_cost():
+    """Host microseconds per call of the drop-in calls that plan on the GPU: FlashMLA's dense
+    flash_mla_with_kvcache (one scheduling-metadata object reused, a decode step's later layers)
+    and sgl-kernel's cutlass_mla_decode (a plan kernel every call), beside the wrapper's run();
+    then a cProfile of cutlass_mla_decode (where its host time goes)."""
+    import cProfile
+    import pstats
+
+    from bench_decode import flashmla_tensors  # noqa: PLC0415
+
+    from mla_wrapper import (cutlass_mla_decode, cutlass_mla_get_workspace_size,  # noqa: PLC0415
+                             flash_mla_with_kvcache, get_mla_metadata)
+
+    dev = torch.device("cuda")
+    ctx = device_context()
+    writer = ResultWriter("host", ctx)
+    ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    print(f"# {ctx['device']} {ctx['date']}: host us a call, GPU kept busy")
+    print(f"{'B':>5} {'H':>4} | {'wrapper run':>11} {'flashmla api':>12} {'cutlass api':>11}")
+    for B, H in ((1, 16), (1, 128), (16, 128), (64, 128), (128, 16)):
+        c = make_case(H, B, 1024, 64, 1, dev, seed=B)
+        w = BatchMLAPagedAttentionWrapper(ws, backend="auto")
+        w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64,
+               False, SM_SCALE, torch.bfloat16, torch.bfloat16)
+        out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
+        q, cache, table, seqlens, out4 = flashmla_tensors(c, dev)
+        sched, _ = get_mla_metadata()
+        work = torch.empty(cutlass_mla_get_workspace_size(table.shape[1] * 64, B), dtype=torch.uint8,
+                           device=dev)
+        calls = {
+            "wrapper": lambda: w.run(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], out=out),
+            "flashmla_api": lambda: flash_mla_with_kvcache(q, cache, table, seqlens, 512, sched,
+                                                           None, SM_SCALE, False, out=out4),
+            "cutlass_api": lambda: cutlass_mla_decode(c["q_nope"], c["q_pe"], c["cache"], seqlens,
+                                                      table, work, SM_SCALE, -1),
+        }
+        rec = {"batch": B, "heads": H, "bench": "api_host"}
+        for name, fn in calls.items():
+            fn()
+            rec[f"{name}_us"] = host_us(fn)
+        writer.write(rec)
+        print(f"{B:5d} {H:4d} | {rec['wrapper_us']:11.1f} {rec['flashmla_api_us']:12.1f} "
+              f"{rec['cutlass_api_us']:11.1f}", flush=True)
+    prof = cProfile.Profile()
+    busy_gpu()
+    prof.enable()
+    for _ in range(300):
+        calls["cutlass_api"]()
+    prof.disable()
+    torch.cuda.synchronize()
+    pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+
+
 def main():
+    if "--api" in sys.argv:
+        return api_cost()
     if "--torch-op" in sys.argv:
         return torch_op_cost()
     if "--profile" in sys.argv:

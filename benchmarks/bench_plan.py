@@ -6,6 +6,11 @@ Planner bound once (the serving-loop hot path) writing into one staging buffer. 
 calls, one call per timing (time.perf_counter_ns), after a warmup.
 
     python benchmarks/bench_plan.py [--num-ctas 132] [--calls 3000]
+    python benchmarks/bench_plan.py --gpu       # GPU time of the plans written on the GPU
+
+--gpu: the plan kernels of cutlass_mla_decode's routed path and FlashMLA's dense call
+(device_plan/balanced.cuh; common/device_plan.cuh's uniform split plan), each alone in a CUDA
+graph replayed back to back (median us a replay), on the device lengths of decode batches.
 
 Prints a table and appends JSON lines to benchmarks/results/plan.jsonl.
 """
@@ -56,7 +61,10 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--batches", default="1,32,128,512,2048")
     ap.add_argument("--no-write", action="store_true", help="print only")
+    ap.add_argument("--gpu", action="store_true", help="time the GPU-side plan kernels")
     args = ap.parse_args()
+    if args.gpu:
+        return gpu_plans(args)
 
     ctx = device_context()
     ctx["cpu"] = _cpu_name()
@@ -89,6 +97,55 @@ def main() -> None:
                     "passes": res.passes, "max_over_mean_cta_cost": round(balance, 4),
                     "copy_bytes": res.copy_bytes,
                 })
+    if writer:
+        print(f"wrote {writer.path}")
+
+
+# (heads, batch, kv_len; < 0: ragged, uniform in [1, 2 |L|)) of the GPU plans' table
+GPU_CASES = [(16, 1, 1024), (16, 1, 4096), (128, 1, 1024), (128, 1, 4096), (16, 16, 4096),
+             (128, 16, 4096), (16, 64, 1024), (128, 64, 4096), (16, 64, -4096),
+             (128, 64, -4096), (128, 128, 16384), (16, 512, 4096)]
+
+
+def gpu_plans(args) -> None:
+    """GPU microseconds of one balanced plan and one uniform split plan (each alone in a CUDA
+    graph, replayed back to back) per case."""
+    from harness import bench_graph_us  # noqa: PLC0415
+
+    from mla_wrapper import ops  # noqa: PLC0415
+
+    ctx = device_context()
+    writer = None if args.no_write else ResultWriter("plan", ctx)
+    dev = torch.device("cuda")
+    fam = ops._routed_family(dev)
+    num_ctas = torch.cuda.get_device_properties(dev).multi_processor_count * fam.CTAS_PER_SM
+    plan_mod, _ = ops._device_plan_modules(fam, torch.bfloat16, dev)
+    g = torch.Generator().manual_seed(0)
+    print(f"GPU plans on {ctx.get('device', 'cuda')} ({fam.__name__}, {num_ctas} CTAs): "
+          "us a replay")
+    print(f"{'H':>4} {'B':>4} {'L':>6} {'balanced':>9} {'uniform':>8}")
+    for H, B, L in GPU_CASES:
+        lens = (torch.randint(1, 2 * -L, (B,), generator=g, dtype=torch.int32) if L < 0
+                else torch.full((B,), L, dtype=torch.int32)).to(dev)
+        tiles = -(-H // 64)
+        layout = ops._balanced_layout(B, tiles, num_ctas)
+        ws = torch.empty(layout[3], dtype=torch.uint8, device=dev)
+        balanced = lambda: ops._write_balanced_plan(  # noqa: E731
+            plan_mod, fam, ws.data_ptr(), layout, lens, 64, B, 1, H, False, num_ctas,
+            torch.cuda.current_stream().cuda_stream)
+        table = torch.zeros(B, 1, dtype=torch.int32, device=dev)
+        splits = ops._routed_num_splits(abs(L) * 2, B, num_ctas, -1, H)
+        wsu = torch.empty(ops._routed_layout(B, H, splits, num_ctas)[3], dtype=torch.uint8,
+                          device=dev)
+        uniform = lambda: ops._uniform_plan(  # noqa: E731
+            plan_mod, fam, wsu.data_ptr(), wsu.numel(), lens, table, abs(L) * 2, B, H, -1,
+            num_ctas, torch.cuda.current_stream().cuda_stream)
+        us_b, us_u = bench_graph_us(balanced), bench_graph_us(uniform)
+        print(f"{H:>4} {B:>4} {L:>6} {us_b:>9.2f} {us_u:>8.2f}")
+        if writer:
+            writer.write({"bench": "gpu_plan", "family": fam.__name__, "num_heads": H,
+                          "batch": B, "kv_len": L, "num_ctas": num_ctas, "balanced_us": us_b,
+                          "uniform_us": us_u, "tag": os.environ.get("MLAW_TAG")})
     if writer:
         print(f"wrote {writer.path}")
 
