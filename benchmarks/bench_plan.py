@@ -130,16 +130,18 @@ def gpu_plans(args) -> None:
         tiles = -(-H // 64)
         layout = ops._balanced_layout(B, tiles, num_ctas)
         ws = torch.empty(layout[3], dtype=torch.uint8, device=dev)
-        balanced = lambda: ops._write_balanced_plan(  # noqa: E731
-            plan_mod, fam, ws.data_ptr(), layout, lens, 64, B, 1, H, False, num_ctas,
-            torch.cuda.current_stream().cuda_stream)
+        _, b_args = ops._balanced_plan_args(fam, ws.data_ptr(), layout, lens, 64, B, 1, H, False,
+                                            num_ctas)
+        balanced = lambda: plan_mod.mlaw_device_plan_balanced(  # noqa: E731
+            *b_args, torch.cuda.current_stream().cuda_stream)
         table = torch.zeros(B, 1, dtype=torch.int32, device=dev)
         splits = ops._routed_num_splits(abs(L) * 2, B, num_ctas, -1, H)
         wsu = torch.empty(ops._routed_layout(B, H, splits, num_ctas)[3], dtype=torch.uint8,
                           device=dev)
-        uniform = lambda: ops._uniform_plan(  # noqa: E731
-            plan_mod, fam, wsu.data_ptr(), wsu.numel(), lens, table, abs(L) * 2, B, H, -1,
-            num_ctas, torch.cuda.current_stream().cuda_stream)
+        _, u_args = ops._uniform_plan_args(fam, wsu.data_ptr(), wsu.numel(), lens, table,
+                                           abs(L) * 2, B, H, -1, num_ctas)
+        uniform = lambda: plan_mod.mlaw_device_plan(  # noqa: E731
+            *u_args, torch.cuda.current_stream().cuda_stream)
         us_b, us_u = bench_graph_us(balanced), bench_graph_us(uniform)
         print(f"{H:>4} {B:>4} {L:>6} {us_b:>9.2f} {us_u:>8.2f}")
         if writer:

@@ -336,8 +336,15 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
     the sm80 kernel on a balanced plan written on the GPU from seq_lens by a small kernel
     before it (no host sync, CUDA-graph capturable); there num_kv_splits is read only where
     the workspace is smaller than cutlass_mla_get_workspace_size asks (then each request is cut
-    in at most num_kv_splits even pieces, fewer if the workspace needs it).
+    in at most num_kv_splits even pieces, fewer if the workspace needs it). A call with the
+    layout of the previous one on its device (the step's other layers: same shapes, strides,
+    dtypes, seq_lens / workspace tensors, scale) skips the checks and the plan's set-up.
     """
+    last = _ROUTED_LAST.get(q_nope.get_device()) if type(q_nope) is torch.Tensor else None
+    if last is not None and last.sig == _routed_sig(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens,
+                                                    page_table, workspace, sm_scale,
+                                                    num_kv_splits):
+        return last.launch(q_nope, q_pe, kv_c_and_k_pe_cache, page_table)
     page_size = check_decode_args(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table)
     check_tensor("workspace", workspace, cuda=True)
     H = q_nope.shape[1]
@@ -381,39 +388,103 @@ def _routed_family(device):
     return backends.routed_family(torch.cuda.get_device_capability(device))
 
 
+# device index -> the last routed call checked there (a _RoutedCall, with its signature)
+_ROUTED_LAST: dict = {}
+
+
+def _routed_sig(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scale, num_kv_splits):
+    """The layout of a routed call's arguments (what _routed_decode checked and planned
+    for), or None. The q / cache / page-table addresses are not in it (each call passes its
+    own); the lengths' and the workspace's are (the plan kernel's arguments)."""
+    try:
+        return (q_nope.shape, q_nope.stride(), q_nope.dtype, q_pe.shape, q_pe.stride(),
+                q_pe.dtype, q_pe.get_device(), cache.shape, cache.stride(), cache.dtype,
+                cache.get_device(), seq_lens.data_ptr(), seq_lens.shape, seq_lens.dtype,
+                seq_lens.get_device(), page_table.shape, page_table.stride(), page_table.dtype,
+                page_table.get_device(), workspace.data_ptr(), workspace.numel(),
+                workspace.dtype, workspace.get_device(), sm_scale, num_kv_splits)
+    except AttributeError:
+        return None
+
+
+class _RoutedCall:
+    """A checked routed call's set-up: its plan kernel's export and arguments, the MlaPlan and
+    MlaRunArgs (the q / cache / out / page-table addresses packed per call) and the attention
+    library. launch() runs the plan kernel, then attention (and the combine), on the device's
+    current stream."""
+
+    __slots__ = ("sig", "plan_mod", "plan_export", "plan_fn", "plan_args", "plan", "args",
+                 "attn_mod", "run_export", "run_fn", "index", "out_shape", "dtype", "device",
+                 "strides", "kpe_offset")
+
+    def __init__(self, sig, plan_mod, plan_export, plan_args, plan, args, fam, attn_mod, index,
+                 q_nope, q_pe, cache):
+        self.sig, self.plan_mod, self.plan_export = sig, plan_mod, plan_export
+        self.plan_fn, self.plan_args = getattr(plan_mod, plan_export), plan_args
+        self.plan, self.args = plan, args
+        self.attn_mod, self.run_export = attn_mod, fam.RUN_EXPORT
+        self.run_fn = getattr(attn_mod, fam.RUN_EXPORT)
+        self.index = index
+        B, H, _ = q_nope.shape
+        self.out_shape, self.dtype, self.device = (B, H, 512), q_nope.dtype, q_nope.device
+        qn, qp, cs = q_nope.stride(), q_pe.stride(), cache.stride()
+        # (_pack_args's strides: q_nope, q_pe, ckv, kpe, out (a new [B, H, 512]), lse)
+        self.strides = (qn[0], qn[1], qp[0], qp[1], cs[0], cs[1], cs[0], cs[1], H * 512, 512, 0)
+        self.kpe_offset = 512 * cache.element_size()
+
+    def launch(self, q_nope, q_pe, cache, page_table) -> torch.Tensor:
+        out = torch.empty(self.out_shape, dtype=self.dtype, device=self.device)
+        stream = _raw_stream(self.index)
+        status = self.plan_fn(*self.plan_args, stream)
+        if status:
+            raise self.plan_mod.error(self.plan_export, status)
+        c = cache.data_ptr()
+        _pack_args(self.args, 0, q_nope.data_ptr(), q_pe.data_ptr(), c, c + self.kpe_offset,
+                   out.data_ptr(), 0, page_table.data_ptr(), *self.strides)
+        status = self.run_fn(ctypes.addressof(self.plan), ctypes.addressof(self.args), stream)
+        if status:
+            raise self.attn_mod.error(self.run_export, status)
+        return out
+
+
 def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scale, num_kv_splits,
                    page_size, device):
     B, H, _ = q_nope.shape
-    out = torch.empty(B, H, 512, dtype=q_nope.dtype, device=device)
     if B == 0:
-        return out
+        return torch.empty(B, H, 512, dtype=q_nope.dtype, device=device)
     sm_count = torch.cuda.get_device_properties(device).multi_processor_count
     ws_bytes = workspace.numel() * workspace.element_size()
     fam = _routed_family(device)
     num_ctas = sm_count * fam.CTAS_PER_SM
-    tiles = -(-H // _ROWS_PER_TILE)
     base = workspace.data_ptr()
     if base % 128:
         raise ValueError("workspace: data pointer must be 128-byte aligned (pass a fresh tensor)")
     plan_mod, attn_mod = _device_plan_modules(fam, q_nope.dtype, device)
-    stream = _raw_stream(device_index(device))
-    layout = _balanced_layout(B, tiles, num_ctas)
+    layout = _balanced_layout(B, -(-H // _ROWS_PER_TILE), num_ctas)
     if layout[3] <= ws_bytes:
-        plan = _write_balanced_plan(plan_mod, fam, base, layout, seq_lens, page_table.stride(0),
-                                    B, 1, H, False, num_ctas, stream)
+        plan, plan_args = _balanced_plan_args(fam, base, layout, seq_lens, page_table.stride(0),
+                                              B, 1, H, False, num_ctas)
+        export = kernels.DEVICE_PLAN_BALANCED
     else:
-        plan = _uniform_plan(plan_mod, fam, base, ws_bytes, seq_lens, page_table, page_size, B,
-                             H, num_kv_splits, num_ctas, stream)
-    args = _run_args(q_nope, q_pe, cache, page_table, out, page_size, sm_scale)
-    fam.launch(attn_mod, ctypes.addressof(plan), ctypes.addressof(args), stream)
-    return out
+        plan, plan_args = _uniform_plan_args(fam, base, ws_bytes, seq_lens, page_table,
+                                             page_size, B, H, num_kv_splits, num_ctas)
+        export = kernels.DEVICE_PLAN
+    index = device_index(device)
+    call = _RoutedCall(_routed_sig(q_nope, q_pe, cache, seq_lens, page_table, workspace,
+                                   sm_scale, num_kv_splits),
+                       plan_mod, export, plan_args, plan,
+                       _run_args(q_nope, cache, page_size, sm_scale), fam, attn_mod, index,
+                       q_nope, q_pe, cache)
+    _ROUTED_LAST[index] = call
+    return call.launch(q_nope, q_pe, cache, page_table)
 
 
-def _uniform_plan(plan_mod, fam, base, ws_bytes, seq_lens, page_table, page_size, B, H,
-                  num_kv_splits, num_ctas, stream) -> ws_mod.MlaPlanStruct:
-    """The routed path's plan where the workspace is too small for the balanced one: every
-    request cut in the same number of even pieces (common/device_plan.cuh), num_kv_splits of
-    them (<= 0: the library's choice), halved until the plan fits the workspace."""
+def _uniform_plan_args(fam, base, ws_bytes, seq_lens, page_table, page_size, B, H,
+                       num_kv_splits, num_ctas):
+    """(MlaPlan, its plan kernel's arguments but the stream) of the routed path's plan where
+    the workspace is too small for the balanced one: every request cut in the same number of
+    even pieces (common/device_plan.cuh), num_kv_splits of them (<= 0: the library's choice),
+    halved until the plan fits the workspace."""
     max_seq_len = page_table.shape[1] * page_size
     splits = _routed_num_splits(max_seq_len, B, num_ctas // fam.CTAS_PER_SM, num_kv_splits, H)
     while True:   # fewer splits when the caller's workspace was sized for fewer
@@ -426,13 +497,9 @@ def _uniform_plan(plan_mod, fam, base, ws_bytes, seq_lens, page_table, page_size
                          "(size it with cutlass_mla_get_workspace_size)")
     tiles = -(-H // _ROWS_PER_TILE)
     plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, B * tiles)
-    status = plan_mod.mlaw_device_plan(seq_lens.data_ptr(), plan.cta_work_indptr, plan.work_info,
-                                       plan.request_info, plan.merge_info, plan.counts,
-                                       B, tiles, splits, num_ctas, fam.KV_TILE,
-                                       page_table.stride(0), stream)
-    if status:
-        raise plan_mod.error(kernels.DEVICE_PLAN, status)
-    return plan
+    return plan, (seq_lens.data_ptr(), plan.cta_work_indptr, plan.work_info, plan.request_info,
+                  plan.merge_info, plan.counts, B, tiles, splits, num_ctas, fam.KV_TILE,
+                  page_table.stride(0))
 
 
 def _device_plan_modules(fam, dtype, device):
@@ -460,21 +527,13 @@ def _plan_struct(fam, base: int, offsets: dict, p_o: int, p_lse: int, num_ctas: 
     return plan
 
 
-def _run_args(q_nope, q_pe, cache, page_table, out, page_size: int,
-              sm_scale: float) -> ws_mod.MlaRunArgsStruct:
-    """MlaRunArgs of a cutlass_mla_decode call: q_nope [B, H, 512] / q_pe [B, H, 64], the cache
-    [blocks, page_size, 576] (latent then rope columns), the page table's rows from
-    kv_indices, out [B, H, 512]. The cache's and q's sizes bound sm90's TMA maps (its tiles and
-    Q load by TMA where they can); no PDL: the plan kernel right before wrote the plan."""
+def _run_args(q_nope, cache, page_size: int, sm_scale: float) -> ws_mod.MlaRunArgsStruct:
+    """MlaRunArgs of a cutlass_mla_decode call but its addresses and strides (packed per call:
+    _RoutedCall.launch): q_nope [B, H, 512], the cache [blocks, page_size, 576] (latent then
+    rope columns), the page table's rows from kv_indices. The cache's and q's sizes bound sm90's
+    TMA maps (its tiles and Q load by TMA where they can); no PDL: the plan kernel right before
+    wrote the plan."""
     args = ws_mod.MlaRunArgsStruct()
-    args.q_nope, args.q_pe = q_nope.data_ptr(), q_pe.data_ptr()
-    args.ckv, args.kpe = cache.data_ptr(), cache.data_ptr() + 512 * cache.element_size()
-    args.out, args.kv_indices = out.data_ptr(), page_table.data_ptr()
-    args.q_nope_stride_token, args.q_nope_stride_head = q_nope.stride(0), q_nope.stride(1)
-    args.q_pe_stride_token, args.q_pe_stride_head = q_pe.stride(0), q_pe.stride(1)
-    args.ckv_stride_page, args.ckv_stride_token = cache.stride(0), cache.stride(1)
-    args.kpe_stride_page, args.kpe_stride_token = cache.stride(0), cache.stride(1)
-    args.out_stride_token, args.out_stride_head = out.stride(0), out.stride(1)
     args.num_heads, args.page_size, args.sm_scale = q_nope.shape[1], page_size, sm_scale
     args.num_pages, args.num_q_tokens = cache.shape[0], q_nope.shape[0]
     return args
@@ -650,18 +709,20 @@ def _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b, 
     num_ctas = torch.cuda.get_device_properties(device).multi_processor_count * fam.CTAS_PER_SM
     layout = _balanced_layout(b, -(-s_q * h_q // _ROWS_PER_TILE), num_ctas)
     workspace = torch.empty(layout[3], dtype=torch.uint8, device=device)
-    plan = _write_balanced_plan(plan_mod, fam, workspace.data_ptr(), layout, cache_seqlens,
-                                block_table.stride(0), b, s_q, h_q, causal, num_ctas,
-                                _raw_stream(index))
+    plan, plan_args = _balanced_plan_args(fam, workspace.data_ptr(), layout, cache_seqlens,
+                                          block_table.stride(0), b, s_q, h_q, causal, num_ctas)
+    status = plan_mod.mlaw_device_plan_balanced(*plan_args, _raw_stream(index))
+    if status:
+        raise plan_mod.error(kernels.DEVICE_PLAN_BALANCED, status)
     return DenseSchedule(key, workspace, plan, fam, attn_mod, index, block_table.data_ptr())
 
 
-def _write_balanced_plan(plan_mod, fam, base: int, layout, seq_lens, page_table_stride: int,
-                         b: int, s_q: int, h_q: int, causal: bool, num_ctas: int,
-                         stream: int) -> ws_mod.MlaPlanStruct:
-    """Write a balanced plan (device_plan/balanced.cuh) for b requests of s_q query tokens and
-    h_q heads, lengths seq_lens [b] int32 on the device, into the workspace at address base
-    (layout: _balanced_layout's) on the stream: one small kernel. Returns its MlaPlan."""
+def _balanced_plan_args(fam, base: int, layout, seq_lens, page_table_stride: int, b: int,
+                        s_q: int, h_q: int, causal: bool, num_ctas: int):
+    """(MlaPlan, the arguments of mlaw_device_plan_balanced but the stream) of a balanced plan
+    (device_plan/balanced.cuh, one small kernel) for b requests of s_q query tokens and h_q
+    heads, lengths seq_lens [b] int32 on the device, in the workspace at address base (layout:
+    _balanced_layout's)."""
     offsets, p_o, p_lse, _ = layout
     rows = s_q * h_q
     tiles = -(-rows // _ROWS_PER_TILE)
@@ -669,14 +730,10 @@ def _write_balanced_plan(plan_mod, fam, base: int, layout, seq_lens, page_table_
     # a piece's fixed cost in kv tiles: one for its start, one per 32 rows of its tile (its q
     # load and output), as the CPU planner's cost model (planner.py CostModel)
     fixed = 1 + -(-2 * min(rows, _ROWS_PER_TILE) // fam.KV_TILE)
-    status = plan_mod.mlaw_device_plan_balanced(
-        seq_lens.data_ptr(), plan.cta_work_indptr, plan.work_info, plan.request_info,
-        plan.merge_info, plan.counts, base + 4 * offsets["scratch"], b, s_q, h_q, _ROWS_PER_TILE,
-        fam.KV_TILE, num_ctas, 1 if causal else 0, fixed, 1 if fam is sm90 else 0,
-        page_table_stride, stream)
-    if status:
-        raise plan_mod.error(kernels.DEVICE_PLAN_BALANCED, status)
-    return plan
+    return plan, (seq_lens.data_ptr(), plan.cta_work_indptr, plan.work_info, plan.request_info,
+                  plan.merge_info, plan.counts, base + 4 * offsets["scratch"], b, s_q, h_q,
+                  _ROWS_PER_TILE, fam.KV_TILE, num_ctas, 1 if causal else 0, fixed,
+                  1 if fam is sm90 else 0, page_table_stride)
 
 
 def _rows_view(name: str, t: torch.Tensor, shape):

@@ -46,6 +46,7 @@ def reference(x):
 def routed_to(monkeypatch, planned_backend):
     """Route cutlass_mla_decode to the planned family under test (the GPU's default otherwise)."""
     monkeypatch.setattr(ops, "_routed_family", lambda device: backends.family(planned_backend))
+    monkeypatch.setattr(ops, "_ROUTED_LAST", {})   # (no call set up on another family reused)
     return planned_backend
 
 
@@ -71,6 +72,31 @@ def test_routed_matches_reference(dtype, page_size, heads, routed_to):
         err = rel_error(out, reference(x))
         assert err < TOL[dtype], f"splits={splits}: rel error {err}"
         assert (out[1] == 0).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads", [16, 128])
+def test_routed_repeat_calls(heads, routed_to):
+    """A call with the previous call's layout reuses its checked set-up (a step's later layers)
+    and follows the new q / cache / page-table tensors and the lengths' new values; another
+    lengths tensor or workspace sets up again."""
+    lens = [700, 1, 0, 3000, 64]
+    x = make_inputs(lens, heads, 64, torch.bfloat16, max_blocks=60, seed=11)
+    ws = workspace_for(x, -1)
+    call = lambda y, seq_lens, w: mla_wrapper.cutlass_mla_decode(  # noqa: E731
+        y["q_nope"], y["q_pe"], y["cache"], seq_lens, y["page_table"], w, SM_SCALE, -1)
+    assert rel_error(call(x, x["seq_lens"], ws), reference(x)) < 1e-2
+    entry = ops._ROUTED_LAST[torch.cuda.current_device()]
+    for seed, new_lens in ((12, lens), (13, [5, 3800, 1, 2000, 0])):
+        y = make_inputs(new_lens, heads, 64, torch.bfloat16, max_blocks=60, seed=seed)
+        x["seq_lens"].copy_(y["seq_lens"])   # (same tensor, new values: the plan follows them)
+        out = call(y, x["seq_lens"], ws)
+        assert ops._ROUTED_LAST[torch.cuda.current_device()] is entry
+        assert not torch.isnan(out).any() and rel_error(out, reference(y)) < 1e-2
+    other = y["seq_lens"].clone()
+    out = call(y, other, ws)
+    assert ops._ROUTED_LAST[torch.cuda.current_device()] is not entry
+    assert rel_error(out, reference(y)) < 1e-2
 
 
 @pytest.mark.gpu
@@ -115,8 +141,8 @@ def test_routed_workspace_too_small_falls_back_or_raises(heads, routed_to, monke
     assert ops._routed_layout(4, heads, 8, num_ctas)[3] < ops._balanced_layout(
         4, -(-heads // 64), num_ctas)[3]
     seen = []
-    real = ops._uniform_plan
-    monkeypatch.setattr(ops, "_uniform_plan", lambda *a: seen.append(a[9]) or real(*a))
+    real = ops._uniform_plan_args
+    monkeypatch.setattr(ops, "_uniform_plan_args", lambda *a: seen.append(a[8]) or real(*a))
     # sized for the uniform plan's 2 splits but asked for 8: runs with the splits that fit
     for splits, size in ((8, ops._routed_layout(4, heads, 2, num_ctas)[3]), (1, None)):
         ws = torch.empty(size, dtype=torch.uint8, device="cuda") if size else workspace_for(x, 1)

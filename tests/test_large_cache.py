@@ -149,6 +149,7 @@ def test_cutlass_mla_decode_past_4gib(pool16, poison, heads, planned_backend, mo
     from mla_wrapper import backends, ops
 
     monkeypatch.setattr(ops, "_routed_family", lambda device: backends.family(planned_backend))
+    monkeypatch.setattr(ops, "_ROUTED_LAST", {})   # (no call set up on another family reused)
     page_size = 64
     small, b, ids, pages_view = far_batch(pool16, LENS, heads, page_size, seed=heads + 3)
     try:
