@@ -76,6 +76,19 @@ struct BalancedPlanArgs {
 // the wrapper on an H200).
 constexpr int kBalancedPairMinTiles = 4;
 
+// Phase timestamps for a probe build (benchmarks/micro/balanced_plan_probe.cu defines
+// MLAW_BALANCED_PROBE and the mlaw_balanced_probe array); nothing in the library's build.
+#ifdef MLAW_BALANCED_PROBE
+#define MLAW_PLAN_STAMP(i) \
+  do {                                                        \
+    if (threadIdx.x == 0) mlaw_balanced_probe[i] = clock64(); \
+  } while (0)
+#else
+#define MLAW_PLAN_STAMP(i) \
+  do {                     \
+  } while (0)
+#endif
+
 constexpr int kBalancedThreads = 256;     // (512 spilled 44 bytes at 128 registers a thread)
 constexpr int kBalancedMaxGroups = 1024;  // (the export refuses more CTAs)
 
@@ -184,6 +197,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
   __shared__ int32_t s_start[kBalancedMaxGroups + 1];  // exclusive prefix of s_count
   __shared__ int64_t s_carry[3];
 
+  MLAW_PLAN_STAMP(0);
   const BalancedShape shape(a);
   const int tid = threadIdx.x;
   const int B = a.batch;
@@ -193,6 +207,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     s_first[g] = 0x7fffffff;
   }
   __syncthreads();
+  MLAW_PLAN_STAMP(1);
   // 1. the stream prefixes P_r, W, the longest request and the fewest kv tiles
   int64_t longest = 0, fewest = 0x7fffffff;
   for (int base = 0; base < B; base += kBalancedThreads) {
@@ -216,6 +231,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     s_carry[2] = fewest;
   }
   __syncthreads();  // (the prefixes are read by other threads below: global memory, same CTA)
+  MLAW_PLAN_STAMP(2);
   const int64_t total = s_carry[0];
   const int64_t cap = max((total + shape.groups - 1) / shape.groups, int64_t(1));
   const int64_t slack = cap / 8;
@@ -252,6 +268,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
   // pays two fills; the aligned plan's largest piece is X, with one fill a group (H=128 B=16
   // L=4096: four 16-tile pieces a request on 64 groups, the CPU planner's plan, against pieces
   // of 14-17 tiles cut across requests).
+  MLAW_PLAN_STAMP(3);
   int64_t aligned = 0;  // X, or 0: the stream's boundaries
   if (!one_each && B <= shape.groups) {
     __syncthreads();  // (every thread has read the longest request from s_carry[1])
@@ -279,6 +296,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
       aligned = hi;
     }
   }
+  MLAW_PLAN_STAMP(4);
   if (aligned > 0) {
     // request r's pieces take groups [G_r, G_r + n_r): piece k starts at kv tile k * t_r / n_r
     // of it (piece 0 at the request's start, fixed units included), so BalancedPieces reads
@@ -329,6 +347,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
   // or, with more requests than groups, every boundary at the nearer request end (no cuts)
   // where then no group runs more than a share and a slack (B=128 H=128 L=4096: two requests
   // a group, the CPU planner's plan, against 34 requests cut in two and the combine)
+  MLAW_PLAN_STAMP(5);
   bool uncut = false;
   if (!one_each && aligned == 0 && B > shape.groups) {
     for (int g = tid; g <= shape.groups; g += kBalancedThreads) s_bound[g] = snapped(g, total);
@@ -345,6 +364,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
   for (int g = tid; g <= shape.groups && aligned == 0 && !uncut; g += kBalancedThreads)
     s_bound[g] = one_each ? (g == shape.groups ? total : a.scratch[min(g, B)]) : snapped(g, slack);
   __syncthreads();
+  MLAW_PLAN_STAMP(6);
   if (tid == 0) s_carry[1] = s_carry[2] = 0;  // (the slot and merge carries of step 4)
   // 3. pieces per group and each group's first request (a chunk's pieces spread over the
   // threads), then s_start, the groups' exclusive prefix of pieces
@@ -383,6 +403,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     if (tid == 0) s_start[shape.groups] = all;
   }
   __syncthreads();
+  MLAW_PLAN_STAMP(7);
   const int64_t num_items = int64_t(s_start[shape.groups]) * shape.tiles;
   for (int c = tid; c <= a.num_ctas; c += kBalancedThreads) {
     int64_t at = num_items;
@@ -392,6 +413,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     }
     a.cta_work_indptr[c] = int32_t(at);
   }
+  MLAW_PLAN_STAMP(8);
   // 4. each request's record, merge items and partial slots, then its pieces' items (a
   // chunk's pieces spread over the threads)
   for (int base = 0; base < B; base += kBalancedThreads) {
@@ -450,6 +472,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     }
     __syncthreads();
   }
+  MLAW_PLAN_STAMP(9);
   if (tid == 0) {
     write_counts(a.counts, int32_t(num_items), int32_t(s_carry[2]), B);
   }
