@@ -91,6 +91,15 @@ constexpr int kBalancedPairMinTiles = 4;
 
 constexpr int kBalancedThreads = 256;     // (512 spilled 44 bytes at 128 registers a thread)
 constexpr int kBalancedMaxGroups = 1024;  // (the export refuses more CTAs)
+// Batches of up to this many requests keep their lengths and stream prefixes in shared memory
+// (larger ones read them from seq_lens and scratch: global loads the CTA waits on, ~1000 clocks
+// a phase at B=1 on an H200, session 72's probe).
+constexpr int kBalancedCached = 1024;
+
+// Two maxima reduced at once.
+struct BalancedMax2 {
+  int64_t x, y;
+};
 
 // The geometry every thread derives from the arguments.
 struct BalancedShape {
@@ -178,10 +187,12 @@ balanced_plan_kernel(BalancedPlanArgs a) {
   using Scan = cub::BlockScan<int64_t, kBalancedThreads>;
   using Scan32 = cub::BlockScan<int32_t, kBalancedThreads>;
   using Reduce = cub::BlockReduce<int64_t, kBalancedThreads>;
+  using Reduce2 = cub::BlockReduce<BalancedMax2, kBalancedThreads>;
   __shared__ union {
     typename Scan::TempStorage scan;
     typename Scan32::TempStorage scan32;
     typename Reduce::TempStorage reduce;
+    typename Reduce2::TempStorage reduce2;
   } tmp;
   // one chunk of kBalancedThreads requests: their pieces' exclusive prefix, first and last
   // groups (aligned step: kv tiles and piece count), kv_len, first partial slot, P_r
@@ -196,11 +207,17 @@ balanced_plan_kernel(BalancedPlanArgs a) {
   __shared__ int32_t s_first[kBalancedMaxGroups];      // first request of each group
   __shared__ int32_t s_start[kBalancedMaxGroups + 1];  // exclusive prefix of s_count
   __shared__ int64_t s_carry[3];
+  __shared__ int64_t s_prefix[kBalancedCached + 1];   // P_r, then W (cached batches)
+  __shared__ int32_t s_len[kBalancedCached];          // max(seq_lens[r], 0) (cached batches)
 
   MLAW_PLAN_STAMP(0);
   const BalancedShape shape(a);
   const int tid = threadIdx.x;
   const int B = a.batch;
+  const bool cached = B <= kBalancedCached;
+  // request r's kv_len and stream prefix P_r (r == B: W)
+  auto len_of = [&](int r) -> int32_t { return cached ? s_len[r] : max(a.seq_lens[r], 0); };
+  auto prefix_of = [&](int r) -> int64_t { return cached ? s_prefix[r] : a.scratch[r]; };
   if (tid < 3) s_carry[tid] = 0;
   for (int g = tid; g < shape.groups; g += kBalancedThreads) {
     s_count[g] = 0;
@@ -209,26 +226,35 @@ balanced_plan_kernel(BalancedPlanArgs a) {
   __syncthreads();
   MLAW_PLAN_STAMP(1);
   // 1. the stream prefixes P_r, W, the longest request and the fewest kv tiles
-  int64_t longest = 0, fewest = 0x7fffffff;
+  // (the longest request's units and minus the fewest kv tiles, reduced at once)
+  BalancedMax2 most{0, -0x7fffffff};
   for (int base = 0; base < B; base += kBalancedThreads) {
     const int r = base + tid;
-    const int64_t w = r < B ? a.fixed_units + kv_tiles_of(a, max(a.seq_lens[r], 0)) : 0;
-    longest = max(longest, w);
-    if (r < B) fewest = min(fewest, w - a.fixed_units);
+    const int32_t L = r < B ? max(a.seq_lens[r], 0) : 0;
+    const int64_t w = r < B ? a.fixed_units + kv_tiles_of(a, L) : 0;
+    most.x = max(most.x, w);
+    if (r < B) most.y = max(most.y, a.fixed_units - w);
     int64_t prefix, chunk;
     Scan(tmp.scan).ExclusiveSum(w, prefix, chunk);
-    if (r < B) a.scratch[r] = prefix + s_carry[0];
+    if (r < B) {
+      if (cached) {
+        s_prefix[r] = prefix + s_carry[0];
+        s_len[r] = L;
+      } else {
+        a.scratch[r] = prefix + s_carry[0];
+      }
+    }
     __syncthreads();
     if (tid == 0) s_carry[0] += chunk;
     __syncthreads();
   }
-  longest = Reduce(tmp.reduce).Reduce(longest, [](int64_t x, int64_t y) { return x > y ? x : y; });
-  __syncthreads();
-  fewest = Reduce(tmp.reduce).Reduce(fewest, [](int64_t x, int64_t y) { return x < y ? x : y; });
+  most = Reduce2(tmp.reduce2).Reduce(most, [](BalancedMax2 p, BalancedMax2 q) {
+    return BalancedMax2{p.x > q.x ? p.x : q.x, p.y > q.y ? p.y : q.y};
+  });
   if (tid == 0) {
-    a.scratch[B] = s_carry[0];
-    s_carry[1] = longest;
-    s_carry[2] = fewest;
+    if (cached) s_prefix[B] = s_carry[0]; else a.scratch[B] = s_carry[0];
+    s_carry[1] = most.x;
+    s_carry[2] = -most.y;
   }
   __syncthreads();  // (the prefixes are read by other threads below: global memory, same CTA)
   MLAW_PLAN_STAMP(2);
@@ -242,7 +268,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     for (int c = tid; c <= a.num_ctas; c += kBalancedThreads)
       a.cta_work_indptr[c] = min(c, 2 * B);
     for (int r = tid; r < B; r += kBalancedThreads) {
-      const int32_t L = max(a.seq_lens[r], 0);
+      const int32_t L = len_of(r);
       const int32_t mid = min((kv_tiles_of(a, L) + 1) / 2 * a.kv_tile, L);
       const PlanRequest q = balanced_request(a, r, L);
       write_request(a.request_info, r, q);
@@ -277,7 +303,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     auto pieces_at = [&](int64_t X) {
       int64_t n = 0;
       for (int r = tid; r < B; r += kBalancedThreads) {
-        const int64_t t = kv_tiles_of(a, max(a.seq_lens[r], 0));
+        const int64_t t = kv_tiles_of(a, len_of(r));
         n += t > 0 ? (t + X - F - 1) / (X - F) : 1;
       }
       n = Reduce(tmp.reduce).Sum(n);
@@ -306,14 +332,14 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     __syncthreads();
     for (int base = 0; base < B; base += kBalancedThreads) {
       const int r = base + tid;
-      const int32_t t = r < B ? kv_tiles_of(a, max(a.seq_lens[r], 0)) : 0;
+      const int32_t t = r < B ? kv_tiles_of(a, len_of(r)) : 0;
       const int32_t n = r < B ? (t > 0 ? int32_t((t + per_piece - 1) / per_piece) : 1) : 0;
       int32_t g0, chunk;
       Scan32(tmp.scan32).ExclusiveSum(n, g0, chunk);
       c_off[tid] = g0;
       c_len[tid] = t;
       c_last[tid] = n;
-      c_start[tid] = r < B ? a.scratch[r] : 0;
+      c_start[tid] = r < B ? prefix_of(r) : 0;
       __syncthreads();
       const int64_t at = s_carry[0];
       for (int i = tid; i < chunk; i += kBalancedThreads) {  // (pieces of a chunk <= groups)
@@ -336,9 +362,9 @@ balanced_plan_kernel(BalancedPlanArgs a) {
       int lo = 0, hi = B - 1;  // the request r holding b: P_r <= b < P_{r+1}
       while (lo < hi) {
         const int mid = (lo + hi + 1) / 2;
-        if (a.scratch[mid] <= b) lo = mid; else hi = mid - 1;
+        if (prefix_of(mid) <= b) lo = mid; else hi = mid - 1;
       }
-      const int64_t p0 = a.scratch[lo], p1 = a.scratch[lo + 1];
+      const int64_t p0 = prefix_of(lo), p1 = prefix_of(lo + 1);
       if (b - p0 <= limit && b - p0 <= p1 - b) b = p0;
       else if (p1 - b <= limit) b = p1;
     }
@@ -362,7 +388,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     __syncthreads();
   }
   for (int g = tid; g <= shape.groups && aligned == 0 && !uncut; g += kBalancedThreads)
-    s_bound[g] = one_each ? (g == shape.groups ? total : a.scratch[min(g, B)]) : snapped(g, slack);
+    s_bound[g] = one_each ? (g == shape.groups ? total : prefix_of(min(g, B))) : snapped(g, slack);
   __syncthreads();
   MLAW_PLAN_STAMP(6);
   if (tid == 0) s_carry[1] = s_carry[2] = 0;  // (the slot and merge carries of step 4)
@@ -372,7 +398,7 @@ balanced_plan_kernel(BalancedPlanArgs a) {
     const int r = base + tid;
     int32_t n = 0;
     if (r < B) {
-      const BalancedPieces p(a, s_bound, shape.groups, a.scratch[r], max(a.seq_lens[r], 0));
+      const BalancedPieces p(a, s_bound, shape.groups, prefix_of(r), len_of(r));
       n = p.count();
       c_first[tid] = p.first;
     }
@@ -418,8 +444,8 @@ balanced_plan_kernel(BalancedPlanArgs a) {
   // chunk's pieces spread over the threads)
   for (int base = 0; base < B; base += kBalancedThreads) {
     const int r = base + tid;
-    const int32_t L = r < B ? max(a.seq_lens[r], 0) : 0;
-    const BalancedPieces p(a, s_bound, shape.groups, r < B ? a.scratch[r] : 0, L);
+    const int32_t L = r < B ? len_of(r) : 0;
+    const BalancedPieces p(a, s_bound, shape.groups, r < B ? prefix_of(r) : 0, L);
     const int n = r < B ? p.count() : 0;
     int64_t slot0, slots_chunk, merge0, merges_chunk;
     Scan(tmp.scan).ExclusiveSum(n > 1 ? int64_t(n) * shape.tiles : 0, slot0, slots_chunk);
