@@ -3,7 +3,8 @@
 
     python benchmarks/micro/balanced_plan_probe.py .cache/probe/balanced_plan_probe.so
 
-Prints, per case, the clocks from the kernel's entry to each stamp (phases: 1 init, 2 step 1
+The probe runs the plan twice in one CTA: "cold" is the first pass (the SM's instruction
+cache cold, as in a replay), "warm" the second. Prints, per case, the clocks from the kernel's entry to each stamp (phases: 1 init, 2 step 1
 prefixes and reductions, 3 the pairs / one-request checks, 4 the aligned search, 5 aligned
 bounds, 6 the stream's / uncut bounds, 7 step 3 and the groups' prefix, 8 cta_work_indptr,
 9 step 4; -1: not reached, as after the pairs plan's early return)."""
@@ -24,7 +25,7 @@ def main():
     lib = ctypes.CDLL(sys.argv[1])
     lib.probe_plan.argtypes = [ctypes.c_void_p] * 7 + [ctypes.c_int32] * 9 + [ctypes.c_int64,
                                                                              ctypes.c_void_p]
-    stamps = (ctypes.c_longlong * 16)()
+    stamps = (ctypes.c_longlong * 32)()
     dev = torch.device("cuda")
     fam = ops._routed_family(dev)
     num_ctas = torch.cuda.get_device_properties(dev).multi_processor_count * fam.CTAS_PER_SM
@@ -43,9 +44,11 @@ def main():
             assert lib.probe_plan(*args, torch.cuda.current_stream().cuda_stream) == 0
             torch.cuda.synchronize()
             assert lib.probe_read(stamps) == 0
-            rows.append([stamps[i] - stamps[0] if stamps[i] else -1 for i in range(1, 10)])
+            rows.append([stamps[o + i] - stamps[o] if stamps[o + i] else -1
+                         for o in (16, 0) for i in range(1, 10)])
         best = min(rows, key=lambda r: max(r))
-        print(f"{H:>4} {B:>4} {L:>6} | " + " ".join(f"{c:>6}" for c in best))
+        print(f"{H:>4} {B:>4} {L:>6} | cold " + " ".join(f"{c:>6}" for c in best[:9]))
+        print(f"{'':>16} | warm " + " ".join(f"{c:>6}" for c in best[9:]))
 
 
 if __name__ == "__main__":

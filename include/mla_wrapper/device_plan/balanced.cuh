@@ -182,8 +182,8 @@ __device__ __forceinline__ int32_t tile_visible_end(const BalancedPlanArgs& a, i
                                        min((t + 1) * a.rows_per_tile, rows), a.causal));
 }
 
-__global__ void __launch_bounds__(kBalancedThreads)
-balanced_plan_kernel(BalancedPlanArgs a) {
+// The plan, by one CTA of kBalancedThreads threads (balanced_plan_kernel's body).
+__device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
   using Scan = cub::BlockScan<int64_t, kBalancedThreads>;
   using Scan32 = cub::BlockScan<int32_t, kBalancedThreads>;
   using Reduce = cub::BlockReduce<int64_t, kBalancedThreads>;
@@ -502,6 +502,10 @@ balanced_plan_kernel(BalancedPlanArgs a) {
   if (tid == 0) {
     write_counts(a.counts, int32_t(num_items), int32_t(s_carry[2]), B);
   }
+}
+
+__global__ void __launch_bounds__(kBalancedThreads) balanced_plan_kernel(BalancedPlanArgs a) {
+  balanced_plan(a);
 }
 
 }  // namespace mlaw
