@@ -101,6 +101,16 @@ struct BalancedMax2 {
   int64_t x, y;
 };
 
+// A request's pieces, partial slots and merge items, scanned at once.
+struct BalancedCounts {
+  int32_t pieces, slots, merges;
+};
+struct BalancedCountsSum {
+  __device__ BalancedCounts operator()(const BalancedCounts& x, const BalancedCounts& y) const {
+    return BalancedCounts{x.pieces + y.pieces, x.slots + y.slots, x.merges + y.merges};
+  }
+};
+
 // The geometry every thread derives from the arguments.
 struct BalancedShape {
   int tiles;   // T: row tiles per request
@@ -184,13 +194,16 @@ __device__ __forceinline__ int32_t tile_visible_end(const BalancedPlanArgs& a, i
 
 // The plan, by one CTA of kBalancedThreads threads (balanced_plan_kernel's body).
 __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
-  using Scan = cub::BlockScan<int64_t, kBalancedThreads>;
-  using Scan32 = cub::BlockScan<int32_t, kBalancedThreads>;
+  // (warp-scan scans: the lower latency; a plan is a chain of block-wide steps)
+  using Scan = cub::BlockScan<int64_t, kBalancedThreads, cub::BLOCK_SCAN_WARP_SCANS>;
+  using Scan32 = cub::BlockScan<int32_t, kBalancedThreads, cub::BLOCK_SCAN_WARP_SCANS>;
+  using Counts = cub::BlockScan<BalancedCounts, kBalancedThreads, cub::BLOCK_SCAN_WARP_SCANS>;
   using Reduce = cub::BlockReduce<int64_t, kBalancedThreads>;
   using Reduce2 = cub::BlockReduce<BalancedMax2, kBalancedThreads>;
   __shared__ union {
     typename Scan::TempStorage scan;
     typename Scan32::TempStorage scan32;
+    typename Counts::TempStorage counts;
     typename Reduce::TempStorage reduce;
     typename Reduce2::TempStorage reduce2;
   } tmp;
@@ -392,21 +405,35 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
   __syncthreads();
   MLAW_PLAN_STAMP(6);
   if (tid == 0) s_carry[1] = s_carry[2] = 0;  // (the slot and merge carries of step 4)
-  // 3. pieces per group and each group's first request (a chunk's pieces spread over the
-  // threads), then s_start, the groups' exclusive prefix of pieces
+  // 3. each request's pieces (groups p.first..p.last), partial slots and merge items (one
+  // scan a chunk of requests), then each group's pieces and first request (the chunk's pieces
+  // spread over the threads) and s_start, the groups' exclusive prefix of pieces. A batch of one
+  // chunk keeps its requests' pieces and scan for step 4.
+  const bool one_chunk = B <= kBalancedThreads;
+  BalancedPieces mine(0, 0, 0, -1);
+  BalancedCounts mine_at{0, 0, 0}, mine_all{0, 0, 0};
+  auto pieces_of = [&](int r) {
+    return r < B ? BalancedPieces(a, s_bound, shape.groups, prefix_of(r), len_of(r))
+                 : BalancedPieces(0, 0, 0, -1);
+  };
+  auto counts_of = [&](const BalancedPieces& p) {
+    const int32_t n = p.count();
+    return BalancedCounts{n, n > 1 ? n * shape.tiles : 0, n > 1 ? shape.tiles : 0};
+  };
   for (int base = 0; base < B; base += kBalancedThreads) {
-    const int r = base + tid;
-    int32_t n = 0;
-    if (r < B) {
-      const BalancedPieces p(a, s_bound, shape.groups, prefix_of(r), len_of(r));
-      n = p.count();
-      c_first[tid] = p.first;
+    const BalancedPieces p = pieces_of(base + tid);
+    BalancedCounts at, all;
+    Counts(tmp.counts).ExclusiveScan(counts_of(p), at, BalancedCounts{0, 0, 0},
+                                     BalancedCountsSum(), all);
+    c_off[tid] = at.pieces;
+    c_first[tid] = p.first;
+    if (one_chunk) {
+      mine = p;
+      mine_at = at;
+      mine_all = all;
     }
-    int32_t off, pieces;
-    Scan32(tmp.scan32).ExclusiveSum(n, off, pieces);
-    c_off[tid] = off;
     __syncthreads();
-    for (int i = tid; i < pieces; i += kBalancedThreads) {
+    for (int i = tid; i < all.pieces; i += kBalancedThreads) {
       const int lr = chunk_request_of(c_off, i);
       const int g = c_first[lr] + (i - c_off[lr]);
       atomicAdd(&s_count[g], 1);
@@ -444,29 +471,29 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
   // chunk's pieces spread over the threads)
   for (int base = 0; base < B; base += kBalancedThreads) {
     const int r = base + tid;
+    BalancedPieces p = mine;
+    BalancedCounts at = mine_at, all = mine_all;
+    if (!one_chunk) {
+      p = pieces_of(r);
+      Counts(tmp.counts).ExclusiveScan(counts_of(p), at, BalancedCounts{0, 0, 0},
+                                       BalancedCountsSum(), all);
+    }
+    const int n = p.count();
     const int32_t L = r < B ? len_of(r) : 0;
-    const BalancedPieces p(a, s_bound, shape.groups, r < B ? prefix_of(r) : 0, L);
-    const int n = r < B ? p.count() : 0;
-    int64_t slot0, slots_chunk, merge0, merges_chunk;
-    Scan(tmp.scan).ExclusiveSum(n > 1 ? int64_t(n) * shape.tiles : 0, slot0, slots_chunk);
-    __syncthreads();
-    Scan(tmp.scan).ExclusiveSum(n > 1 ? int64_t(shape.tiles) : 0, merge0, merges_chunk);
-    __syncthreads();
-    int32_t off, pieces;
-    Scan32(tmp.scan32).ExclusiveSum(n, off, pieces);
-    slot0 += s_carry[1];
-    merge0 += s_carry[2];
-    c_off[tid] = off;
+    const int32_t slot0 = at.slots + int32_t(s_carry[1]);
+    const int32_t merge0 = at.merges + int32_t(s_carry[2]);
+    const int pieces = all.pieces;
+    c_off[tid] = at.pieces;
     c_first[tid] = p.first;
     c_last[tid] = p.last;
     c_len[tid] = L;
-    c_slot0[tid] = int32_t(slot0);
+    c_slot0[tid] = slot0;
     c_start[tid] = p.start;
     if (r < B) {
       write_request(a.request_info, r, balanced_request(a, r, L));
       if (n > 1) {
         for (int t = 0; t < shape.tiles; ++t)
-          write_merge(a.merge_info, merge0 + t, r, t, int32_t(slot0 + int64_t(t) * n), n);
+          write_merge(a.merge_info, merge0 + t, r, t, slot0 + t * n, n);
       }
     }
     __syncthreads();
@@ -493,8 +520,8 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
     }
     __syncthreads();
     if (tid == 0) {
-      s_carry[1] += slots_chunk;
-      s_carry[2] += merges_chunk;
+      s_carry[1] += all.slots;
+      s_carry[2] += all.merges;
     }
     __syncthreads();
   }
