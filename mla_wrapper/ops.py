@@ -222,9 +222,9 @@ def check_merge_attn_args(output, prefix_output, prefix_lse, suffix_output, suff
 # the host and the call stays capturable in a CUDA graph. The plan is the balanced one of
 # FlashMLA's dense call (device_plan/balanced.cuh: near-equal shares of the batch's work,
 # lockstep groups at H > 64); a workspace too small for it (sized by hand, not with
-# cutlass_mla_get_workspace_size) gets the uniform split plan (common/device_plan.cuh: the same
-# number of pieces a request, num_kv_splits of them), which ran 0.5-0.9x the balanced plan's
-# speed on an H200 (session 72).
+# cutlass_mla_get_workspace_size), and a batch of one request, get the uniform split plan
+# (common/device_plan.cuh: the same number of pieces a request; for a batch of several it ran
+# 0.5-0.9x the balanced plan's speed on an H200, session 72).
 # ------------------------------------------------------------------------------------------
 
 # The routed families share the row tile, CTAs per SM and head limit, so the workspace size
@@ -242,14 +242,15 @@ def _is_sm100(device_index: Optional[int] = None) -> bool:
 
 
 def _routed_num_splits(max_seq_len: int, num_batches: int, sm_count: int, num_kv_splits: int,
-                       num_heads: int = _MAX_HEADS) -> int:
-    """Splits per request on the routed (non-SM100) path: the caller's num_kv_splits when >= 1,
-    else enough to give every SM a tile (at most one split per 256 kv tokens)."""
+                       num_heads: int = _MAX_HEADS, min_split: int = _MIN_SPLIT_TOKENS) -> int:
+    """Splits per request of the uniform plan on the routed (non-SM100) path: the caller's
+    num_kv_splits when >= 1, else enough to give every SM a tile (at most one split per
+    min_split kv tokens of max_seq_len)."""
     if num_kv_splits >= 1:
         return min(int(num_kv_splits), _MAX_SPLITS)
     tiles = max(1, num_batches * -(-num_heads // _ROWS_PER_TILE))
     by_sms = -(-sm_count // tiles)
-    by_len = max(1, -(-max_seq_len // _MIN_SPLIT_TOKENS))
+    by_len = max(1, -(-max_seq_len // min_split))
     return max(1, min(by_sms, by_len, _MAX_SPLITS))
 
 
@@ -461,7 +462,15 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
         raise ValueError("workspace: data pointer must be 128-byte aligned (pass a fresh tensor)")
     plan_mod, attn_mod = _device_plan_modules(fam, q_nope.dtype, device)
     layout = _balanced_layout(B, -(-H // _ROWS_PER_TILE), num_ctas)
-    if layout[3] <= ws_bytes:
+    if B == 1:
+        # One request: nothing to balance between requests. The uniform plan cuts it in even
+        # pieces of whole kv tiles over the CTAs, the balanced plan's pieces here, and its
+        # kernel takes a third of the time (2.7 against 8.1 us a CUDA-graph replay on an H200,
+        # session 72; the routed call plans on every call).
+        plan, plan_args = _uniform_plan_args(fam, base, ws_bytes, seq_lens, page_table,
+                                             page_size, B, H, -1, num_ctas, fam.KV_TILE)
+        export = kernels.DEVICE_PLAN
+    elif layout[3] <= ws_bytes:
         plan, plan_args = _balanced_plan_args(fam, base, layout, seq_lens, page_table.stride(0),
                                               B, 1, H, False, num_ctas)
         export = kernels.DEVICE_PLAN_BALANCED
@@ -480,13 +489,14 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
 
 
 def _uniform_plan_args(fam, base, ws_bytes, seq_lens, page_table, page_size, B, H,
-                       num_kv_splits, num_ctas):
+                       num_kv_splits, num_ctas, min_split=_MIN_SPLIT_TOKENS):
     """(MlaPlan, its plan kernel's arguments but the stream) of the routed path's plan where
     the workspace is too small for the balanced one: every request cut in the same number of
     even pieces (common/device_plan.cuh), num_kv_splits of them (<= 0: the library's choice),
     halved until the plan fits the workspace."""
     max_seq_len = page_table.shape[1] * page_size
-    splits = _routed_num_splits(max_seq_len, B, num_ctas // fam.CTAS_PER_SM, num_kv_splits, H)
+    splits = _routed_num_splits(max_seq_len, B, num_ctas // fam.CTAS_PER_SM, num_kv_splits, H,
+                                min_split)
     while True:   # fewer splits when the caller's workspace was sized for fewer
         offsets, p_o, p_lse, total = _routed_layout(B, H, splits, num_ctas)
         if total <= ws_bytes or splits == 1:

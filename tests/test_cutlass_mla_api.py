@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import mla_wrapper
-from mla_wrapper import backends, ops
+from mla_wrapper import backends, kernels, ops
 from mla_wrapper.backends import cutlass
 from mla_wrapper.reference import mla_attention, rel_error
 
@@ -97,6 +97,23 @@ def test_routed_repeat_calls(heads, routed_to):
     out = call(y, other, ws)
     assert ops._ROUTED_LAST[torch.cuda.current_device()] is not entry
     assert rel_error(out, reference(y)) < 1e-2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads", [16, 128])
+@pytest.mark.parametrize("L, max_blocks", [(1000, 16), (5000, 2048), (0, 2048), (64, 2048)])
+def test_routed_one_request(L, max_blocks, heads, routed_to):
+    """A batch of one request gets the uniform plan, split over the CTAs in whole kv tiles (a
+    page table far wider than the request: most splits empty, skipped by the merge)."""
+    x = make_inputs([L], heads, 64, torch.bfloat16, max_blocks=max_blocks, seed=L + heads)
+    out = mla_wrapper.cutlass_mla_decode(x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"],
+                                         x["page_table"], workspace_for(x, -1), SM_SCALE, -1)
+    assert ops._ROUTED_LAST[torch.cuda.current_device()].plan_export == kernels.DEVICE_PLAN
+    assert not torch.isnan(out).any()
+    if L == 0:
+        assert (out == 0).all()
+    else:
+        assert rel_error(out, reference(x)) < 1e-2
 
 
 @pytest.mark.gpu
@@ -195,6 +212,10 @@ def test_routed_split_choice():
     assert 1 < auto <= 4096 // 256
     assert ops._routed_num_splits(100, 1, 132, -1) == 1
     assert ops._routed_num_splits(65536, 256, 132, -1) == 1
+    # one request (the routed path's uniform plan, splits of whole kv tiles)
+    assert ops._routed_num_splits(1024, 1, 132, -1, 16, min_split=64) == 16
+    assert ops._routed_num_splits(131072, 1, 132, -1, 16, min_split=64) == 132
+    assert ops._routed_num_splits(131072, 1, 132, -1, 128, min_split=64) == 66
 
 
 def test_decode_validation_on_cpu():

@@ -87,6 +87,11 @@ __global__ void device_plan_kernel(DevicePlanArgs a) {
     auto request = [&](int64_t r) {
       return PlanRequest{int32_t(r), 1, max(a.seq_lens[r], 0), int32_t(r * a.page_table_stride)};
     };
+    // a request's split: ceil(kv_len / S) rounded up to whole kv tiles
+    auto chunk_of = [&](int32_t L) {
+      const int32_t chunk = (L + a.num_splits - 1) / a.num_splits;
+      return (chunk + a.kv_tile - 1) / a.kv_tile * a.kv_tile;
+    };
     if (i < a.batch) write_request(a.request_info, i, request(i));
     if (i <= a.num_ctas) a.cta_work_indptr[i] = int32_t(i * num_work / a.num_ctas);
     if (i < num_work) {
@@ -94,15 +99,19 @@ __global__ void device_plan_kernel(DevicePlanArgs a) {
       const int64_t tile_id = i / a.num_splits;
       const int32_t r = int32_t(tile_id / a.tiles_per_request);
       const PlanRequest q = request(r);
-      int32_t chunk = (q.kv_len + a.num_splits - 1) / a.num_splits;
-      chunk = (chunk + a.kv_tile - 1) / a.kv_tile * a.kv_tile;
+      const int32_t chunk = chunk_of(q.kv_len);
       write_work(a.work_info, i, r, int32_t(tile_id % a.tiles_per_request),
                  min(split * chunk, q.kv_len), min((split + 1) * chunk, q.kv_len),
                  a.num_splits > 1 ? int32_t(i) : kSlotDirect, q);
     }
-    if (i < num_merge)
-      write_merge(a.merge_info, i, int32_t(i / a.tiles_per_request),
-                  int32_t(i % a.tiles_per_request), int32_t(i * a.num_splits), a.num_splits);
+    if (i < num_merge) {
+      // (only the request's splits that hold kv tokens: its first ceil(kv_len / chunk); the
+      // rest are empty items, whose slots the merge skips)
+      const int32_t r = int32_t(i / a.tiles_per_request);
+      const int32_t L = max(a.seq_lens[r], 0), chunk = chunk_of(L);
+      write_merge(a.merge_info, i, r, int32_t(i % a.tiles_per_request),
+                  int32_t(i * a.num_splits), chunk > 0 ? max((L + chunk - 1) / chunk, 1) : 1);
+    }
     if (i == 0) write_counts(a.counts, int32_t(num_work), int32_t(num_merge), a.batch);
   }
 }
