@@ -222,6 +222,7 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
   __shared__ int64_t s_carry[3];
   __shared__ int64_t s_prefix[kBalancedCached + 1];   // P_r, then W (cached batches)
   __shared__ int32_t s_len[kBalancedCached];          // max(seq_lens[r], 0) (cached batches)
+  __shared__ int32_t s_gfirst[kBalancedCached + 1];   // aligned pieces: request r's first group
 
   MLAW_PLAN_STAMP(0);
   const BalancedShape shape(a);
@@ -355,10 +356,13 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
       c_start[tid] = r < B ? prefix_of(r) : 0;
       __syncthreads();
       const int64_t at = s_carry[0];
+      if (r < B) s_gfirst[r] = int32_t(at + g0);  // (B <= groups <= kBalancedCached here)
       for (int i = tid; i < chunk; i += kBalancedThreads) {  // (pieces of a chunk <= groups)
         const int lr = chunk_request_of(c_off, i);
         const int64_t k = i - c_off[lr];
         s_bound[at + i] = c_start[lr] + (k == 0 ? 0 : a.fixed_units + k * c_len[lr] / c_last[lr]);
+        s_count[at + i] = 1;  // (a direct plan: step 3 is not run)
+        s_first[at + i] = base + lr;
       }
       __syncthreads();
       if (tid == 0) s_carry[0] += chunk;
@@ -366,6 +370,7 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
     }
     for (int g = int(s_carry[0]) + tid; g <= shape.groups; g += kBalancedThreads)
       s_bound[g] = total;
+    if (tid == 0) s_gfirst[B] = int32_t(s_carry[0]);
   }
   // g * cap moved to the nearer end of the request it cuts where that end is at most `limit` away
   auto snapped = [&](int g, int64_t limit) {
@@ -400,8 +405,13 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
     uncut = s_carry[1] <= cap + slack;
     __syncthreads();
   }
-  for (int g = tid; g <= shape.groups && aligned == 0 && !uncut; g += kBalancedThreads)
+  for (int g = tid; g <= shape.groups && aligned == 0 && !uncut; g += kBalancedThreads) {
     s_bound[g] = one_each ? (g == shape.groups ? total : prefix_of(min(g, B))) : snapped(g, slack);
+    if (one_each && g < B) {  // (a direct plan: step 3 is not run)
+      s_count[g] = 1;
+      s_first[g] = g;
+    }
+  }
   __syncthreads();
   MLAW_PLAN_STAMP(6);
   if (tid == 0) s_carry[1] = s_carry[2] = 0;  // (the slot and merge carries of step 4)
@@ -409,6 +419,13 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
   // scan a chunk of requests), then each group's pieces and first request (the chunk's pieces
   // spread over the threads) and s_start, the groups' exclusive prefix of pieces. A batch of one
   // chunk keeps its requests' pieces and scan for step 4.
+  // Direct plans (one request a group, request-aligned pieces) put at most one piece in a
+  // group, and step 2 named each group's request and each request's groups: no search; their
+  // counts and first requests are set (step 3 took ~3700 of ~10k clocks at B=64 H=128, one
+  // request a pair of CTAs, session 72's probe).
+  const bool direct = one_each || aligned > 0;
+  // request r's first group (r == B: the groups in use)
+  auto gfirst_of = [&](int r) { return one_each ? r : s_gfirst[r]; };
   const bool one_chunk = B <= kBalancedThreads;
   BalancedPieces mine(0, 0, 0, -1);
   BalancedCounts mine_at{0, 0, 0}, mine_all{0, 0, 0};
@@ -420,7 +437,7 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
     const int32_t n = p.count();
     return BalancedCounts{n, n > 1 ? n * shape.tiles : 0, n > 1 ? shape.tiles : 0};
   };
-  for (int base = 0; base < B; base += kBalancedThreads) {
+  for (int base = 0; base < B && !direct; base += kBalancedThreads) {
     const BalancedPieces p = pieces_of(base + tid);
     BalancedCounts at, all;
     Counts(tmp.counts).ExclusiveScan(counts_of(p), at, BalancedCounts{0, 0, 0},
@@ -473,8 +490,14 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
     const int r = base + tid;
     BalancedPieces p = mine;
     BalancedCounts at = mine_at, all = mine_all;
-    if (!one_chunk) {
+    if (direct) {
+      p = r < B ? BalancedPieces(prefix_of(r), kv_tiles_of(a, len_of(r)), gfirst_of(r),
+                                 gfirst_of(r + 1) - 1)
+                : BalancedPieces(0, 0, 0, -1);
+    } else if (!one_chunk) {
       p = pieces_of(r);
+    }
+    if (direct || !one_chunk) {
       Counts(tmp.counts).ExclusiveScan(counts_of(p), at, BalancedCounts{0, 0, 0},
                                        BalancedCountsSum(), all);
     }
