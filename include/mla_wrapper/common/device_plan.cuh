@@ -1,11 +1,15 @@
-// A plan made on the GPU for the page-table API (cutlass_mla_decode routed to our kernels).
+// A uniform split plan made on the GPU for the page-table API (cutlass_mla_decode routed to our
+// kernels): its plan for one request, and for a workspace too small for the balanced plan
+// (device_plan/balanced.cuh, which serves every other routed call; mla_wrapper/ops.py).
 //
 // sgl-kernel's cutlass_mla_decode gets seq_lens and the page table on the device and must
 // stay capturable in a CUDA graph, so the host cannot read the lengths. Instead the host picks
 // the split count S from sizes alone (batch, heads, the page table's width, SM count) and this
 // kernel writes a uniform split plan in plan.h's format: request r, row tile t, split s covers
 // kv tokens [s * chunk_r, min((s + 1) * chunk_r, L_r)) with chunk_r = ceil(L_r / S) rounded up
-// to the kernel's kv tile; work items are dealt to the persistent CTAs in equal counts.
+// to the kernel's kv tile; work items are dealt to the persistent CTAs in equal counts. A
+// request's merge reads only its first ceil(L_r / chunk_r) slots, the splits holding tokens (the
+// rest are empty items), so a page table far wider than the request costs no combine traffic.
 #pragma once
 
 #include <stdint.h>

@@ -32,6 +32,15 @@
 //   merge item per row tile combines; otherwise its items write out / lse directly. Causal
 //   (q > 1): each row tile's range stops where its last query token's view ends.
 //
+// Execution: one CTA, a chain of block-wide steps (scans, reductions, barriers). A request's
+// pieces are spread over the threads a chunk of requests at a time (chunk_request_of), batches
+// of <= kBalancedCached requests keep their lengths and prefixes in shared memory, and the direct
+// plans (one request a group, request-aligned pieces) name each group's request in step 2 and
+// skip step 3's searches. An H200 runs it in 6-10 us a CUDA-graph replay for decode batches up
+// to 128 requests, ~16 us at 512 (bench_plan.py --gpu, session 72; ~13k clocks at B=1 over
+// every step, benchmarks/micro/balanced_plan_probe.cu): FlashMLA's dense call runs it once a
+// step, the routed cutlass_mla_decode on every call.
+//
 // The plan (common/plan.h): CTA c = g * G + t's items are consecutive in work_info (its
 // group's pieces in request order; the requests of a group are consecutive, so piece k of
 // group g is request first[g] + k). Capacities: pieces <= B + groups - 1, so items <=
