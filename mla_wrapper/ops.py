@@ -490,10 +490,11 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
 
 def _uniform_plan_args(fam, base, ws_bytes, seq_lens, page_table, page_size, B, H,
                        num_kv_splits, num_ctas, min_split=_MIN_SPLIT_TOKENS):
-    """(MlaPlan, its plan kernel's arguments but the stream) of the routed path's plan where
-    the workspace is too small for the balanced one: every request cut in the same number of
-    even pieces (common/device_plan.cuh), num_kv_splits of them (<= 0: the library's choice),
-    halved until the plan fits the workspace."""
+    """(MlaPlan, its plan kernel's arguments but the stream) of the routed path's uniform plan
+    (a batch of one request; a workspace too small for the balanced plan): every request cut in
+    the same number of even pieces (common/device_plan.cuh), num_kv_splits of them (<= 0: the
+    library's choice, one per SM's row tile, at most one per min_split tokens of the page
+    table's width), halved until the plan fits the workspace."""
     max_seq_len = page_table.shape[1] * page_size
     splits = _routed_num_splits(max_seq_len, B, num_ctas // fam.CTAS_PER_SM, num_kv_splits, H,
                                 min_split)
