@@ -339,9 +339,15 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
     the workspace is smaller than cutlass_mla_get_workspace_size asks (then each request is cut
     in at most num_kv_splits even pieces, fewer if the workspace needs it). A call with the
     layout of the previous one on its device (the step's other layers: same shapes, strides,
-    dtypes, seq_lens / workspace tensors, scale) skips the checks and the plan's set-up.
+    dtypes, seq_lens / workspace tensors, scale) skips the checks and the plan's set-up. The
+    kernels run on q_nope's GPU whatever the current device.
     """
-    last = _ROUTED_LAST.get(q_nope.get_device()) if type(q_nope) is torch.Tensor else None
+    index = q_nope.get_device() if type(q_nope) is torch.Tensor else -1
+    if index >= 0 and index != _current_device():
+        with torch.cuda.device(index):   # (the plan and attention kernels launch there)
+            return cutlass_mla_decode(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table,
+                                      workspace, sm_scale, num_kv_splits)
+    last = _ROUTED_LAST.get(index)
     if last is not None and last.sig == _routed_sig(q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens,
                                                     page_table, workspace, sm_scale,
                                                     num_kv_splits):

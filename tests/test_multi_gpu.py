@@ -52,6 +52,13 @@ def test_merge_and_sgl_api_on_second_gpu():
     ref = reference(dict(q_nope=q[..., :512], q_pe=q[..., 512:], cache=cache, page_table=pt,
                          lens=seq.cpu(), page_size=ps))
     assert rel_error(out, ref) < 1e-2
+    # GPU 0 current: the call runs on the tensors' GPU (a first call there, then a repeat that
+    # reuses its set-up)
+    for _ in range(2):
+        out = mla_wrapper.cutlass_mla_decode(q[..., :512], q[..., 512:], cache, seq, pt, ws,
+                                             SM_SCALE, -1)
+        assert out.device == dev and rel_error(out, ref) < 1e-2
+    assert torch.cuda.current_device() == 0
 
 
 @pytest.mark.gpu
