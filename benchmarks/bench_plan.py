@@ -10,7 +10,9 @@ calls, one call per timing (time.perf_counter_ns), after a warmup.
 
 --gpu: the plan kernels of cutlass_mla_decode's routed path and FlashMLA's dense call
 (device_plan/balanced.cuh; common/device_plan.cuh's uniform split plan), each alone in a CUDA
-graph replayed back to back (median us a replay), on the device lengths of decode batches.
+graph replayed back to back (median us a replay), on the device lengths of decode batches;
+"kept": the balanced plan with its memo, replayed on unchanged lengths (the plan in the
+workspace is checked and kept, as a routed call's later layers find it).
 
 Prints a table and appends JSON lines to benchmarks/results/plan.jsonl.
 """
@@ -123,7 +125,7 @@ def gpu_plans(args) -> None:
     g = torch.Generator().manual_seed(0)
     print(f"GPU plans on {ctx.get('device', 'cuda')} ({fam.__name__}, {num_ctas} CTAs): "
           "us a replay")
-    print(f"{'H':>4} {'B':>4} {'L':>6} {'balanced':>9} {'uniform':>8}")
+    print(f"{'H':>4} {'B':>4} {'L':>6} {'balanced':>9} {'uniform':>8} {'kept':>6}")
     for H, B, L in GPU_CASES:
         lens = (torch.randint(1, 2 * -L, (B,), generator=g, dtype=torch.int32) if L < 0
                 else torch.full((B,), L, dtype=torch.int32)).to(dev)
@@ -134,6 +136,11 @@ def gpu_plans(args) -> None:
                                             num_ctas)
         balanced = lambda: plan_mod.mlaw_device_plan_balanced(  # noqa: E731
             *b_args, torch.cuda.current_stream().cuda_stream)
+        wsk = torch.empty(layout[3], dtype=torch.uint8, device=dev)
+        _, k_args = ops._balanced_plan_args(fam, wsk.data_ptr(), layout, lens, 64, B, 1, H, False,
+                                            num_ctas, memo=True)
+        kept = lambda: plan_mod.mlaw_device_plan_balanced(  # noqa: E731
+            *k_args, torch.cuda.current_stream().cuda_stream)
         table = torch.zeros(B, 1, dtype=torch.int32, device=dev)
         splits = ops._routed_num_splits(abs(L) * 2, B, num_ctas, -1, H)
         wsu = torch.empty(ops._routed_layout(B, H, splits, num_ctas)[3], dtype=torch.uint8,
@@ -142,12 +149,12 @@ def gpu_plans(args) -> None:
                                            abs(L) * 2, B, H, -1, num_ctas)
         uniform = lambda: plan_mod.mlaw_device_plan(  # noqa: E731
             *u_args, torch.cuda.current_stream().cuda_stream)
-        us_b, us_u = bench_graph_us(balanced), bench_graph_us(uniform)
-        print(f"{H:>4} {B:>4} {L:>6} {us_b:>9.2f} {us_u:>8.2f}")
+        us_b, us_u, us_k = bench_graph_us(balanced), bench_graph_us(uniform), bench_graph_us(kept)
+        print(f"{H:>4} {B:>4} {L:>6} {us_b:>9.2f} {us_u:>8.2f} {us_k:>6.2f}")
         if writer:
             writer.write({"bench": "gpu_plan", "family": fam.__name__, "num_heads": H,
                           "batch": B, "kv_len": L, "num_ctas": num_ctas, "balanced_us": us_b,
-                          "uniform_us": us_u, "tag": os.environ.get("MLAW_TAG")})
+                          "uniform_us": us_u, "kept_us": us_k, "tag": os.environ.get("MLAW_TAG")})
     if writer:
         print(f"wrote {writer.path}")
 

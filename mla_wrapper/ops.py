@@ -478,7 +478,7 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
         export = kernels.DEVICE_PLAN
     elif layout[3] <= ws_bytes:
         plan, plan_args = _balanced_plan_args(fam, base, layout, seq_lens, page_table.stride(0),
-                                              B, 1, H, False, num_ctas)
+                                              B, 1, H, False, num_ctas, memo=True)
         export = kernels.DEVICE_PLAN_BALANCED
     else:
         plan, plan_args = _uniform_plan_args(fam, base, ws_bytes, seq_lens, page_table,
@@ -562,6 +562,10 @@ def _run_args(q_nope, cache, page_size: int, sm_scale: float) -> ws_mod.MlaRunAr
 # per scheduling-metadata object, then the planned family's kernels.
 # ------------------------------------------------------------------------------------------
 
+# balanced.cuh kMemoHeader: the memo's words before its per-request lengths
+_BALANCED_MEMO_HEADER = 20
+
+
 def _balanced_layout(batch: int, tiles: int, num_ctas: int):
     """(int32 element offsets, partial_o byte offset, partial_lse byte offset, total bytes) of a
     balanced plan (device_plan/balanced.cuh's capacities) in its workspace."""
@@ -573,7 +577,8 @@ def _balanced_layout(batch: int, tiles: int, num_ctas: int):
                              ("request_info", ws_mod.REQUEST_FIELDS * batch),
                              ("merge_info", ws_mod.MERGE_FIELDS * batch * tiles),
                              ("work_info", ws_mod.WORK_FIELDS * items),
-                             ("scratch", 2 * (batch + 1))),
+                             ("scratch", 2 * (batch + 1)),
+                             ("memo", _BALANCED_MEMO_HEADER + batch)),
                             min(items, 2 * groups * tiles))
 
 
@@ -735,11 +740,12 @@ def _balanced_plan(plan_mod, fam, attn_mod, key, cache_seqlens, block_table, b, 
 
 
 def _balanced_plan_args(fam, base: int, layout, seq_lens, page_table_stride: int, b: int,
-                        s_q: int, h_q: int, causal: bool, num_ctas: int):
+                        s_q: int, h_q: int, causal: bool, num_ctas: int, memo: bool = False):
     """(MlaPlan, the arguments of mlaw_device_plan_balanced but the stream) of a balanced plan
     (device_plan/balanced.cuh, one small kernel) for b requests of s_q query tokens and h_q
     heads, lengths seq_lens [b] int32 on the device, in the workspace at address base (layout:
-    _balanced_layout's)."""
+    _balanced_layout's). memo: the kernel keeps the plan already in the workspace where it was
+    made from the same arguments and lengths (balanced.cuh's memo; a plan written per call)."""
     offsets, p_o, p_lse, _ = layout
     rows = s_q * h_q
     tiles = -(-rows // _ROWS_PER_TILE)
@@ -748,7 +754,8 @@ def _balanced_plan_args(fam, base: int, layout, seq_lens, page_table_stride: int
     # load and output), as the CPU planner's cost model (planner.py CostModel)
     fixed = 1 + -(-2 * min(rows, _ROWS_PER_TILE) // fam.KV_TILE)
     return plan, (seq_lens.data_ptr(), plan.cta_work_indptr, plan.work_info, plan.request_info,
-                  plan.merge_info, plan.counts, base + 4 * offsets["scratch"], b, s_q, h_q,
+                  plan.merge_info, plan.counts, base + 4 * offsets["scratch"],
+                  base + 4 * offsets["memo"] if memo else 0, b, s_q, h_q,
                   _ROWS_PER_TILE, fam.KV_TILE, num_ctas, 1 if causal else 0, fixed,
                   1 if fam is sm90 else 0, page_table_stride)
 

@@ -117,6 +117,40 @@ def test_routed_one_request(L, max_blocks, heads, routed_to):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("heads", [16, 128])
+def test_routed_plan_kept(heads, routed_to):
+    """The balanced plan's memo: a call with the lengths the workspace's plan was made from
+    keeps that plan (its kept count goes up), new lengths plan again, and so does a workspace
+    whose plan records were overwritten (the checksum), each output against the reference."""
+    lens = [700, 1, 0, 3000, 64, 2500]
+    x = make_inputs(lens, heads, 64, torch.bfloat16, max_blocks=60, seed=21)
+    ws = workspace_for(x, -1).zero_()   # (no memo left in it by an earlier test)
+    fam = backends.family(routed_to)
+    num_ctas = torch.cuda.get_device_properties(0).multi_processor_count * fam.CTAS_PER_SM
+    offsets = ops._balanced_layout(len(lens), -(-heads // 64), num_ctas)[0]
+    words = ws.view(torch.int32)
+    kept = lambda: int(words[offsets["memo"] + 16])  # noqa: E731  (balanced.cuh kMemoKept)
+
+    def check(expect_kept):
+        out = mla_wrapper.cutlass_mla_decode(x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"],
+                                             x["page_table"], ws, SM_SCALE, -1)
+        assert not torch.isnan(out).any() and rel_error(out, reference(x)) < 1e-2
+        assert kept() == expect_kept
+
+    check(0)                  # planned and remembered
+    check(1)                  # same lengths: kept
+    check(2)
+    x["seq_lens"][1] = 1800   # new lengths (in place): planned again
+    x["lens"][1] = 1800
+    check(0)
+    check(1)
+    n = 9 * len(lens)         # a user's bytes over the plan's first work records
+    words[offsets["work_info"]:offsets["work_info"] + n] = 7
+    check(0)
+    check(1)
+
+
+@pytest.mark.gpu
 def test_routed_cuda_graph_replay(routed_to):
     x = make_inputs([700, 20, 4000, 1], 16, 64, torch.bfloat16, max_blocks=80, seed=5)
     ws = workspace_for(x, -1)

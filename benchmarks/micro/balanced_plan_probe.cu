@@ -22,12 +22,12 @@ __global__ void __launch_bounds__(mlaw::kBalancedThreads) probe_twice(mlaw::Bala
 
 extern "C" int probe_plan(const int32_t* seq_lens, int32_t* cta_work_indptr, int32_t* work_info,
                           int32_t* request_info, int32_t* merge_info, int32_t* counts,
-                          int64_t* scratch, int32_t batch, int32_t qo_len, int32_t num_heads,
+                          int64_t* scratch, int32_t* memo, int32_t batch, int32_t qo_len, int32_t num_heads,
                           int32_t rows_per_tile, int32_t kv_tile, int32_t num_ctas,
                           int32_t causal, int32_t fixed_units, int32_t allow_pairs,
                           int64_t page_table_stride, cudaStream_t stream) {
   mlaw::BalancedPlanArgs a{seq_lens, cta_work_indptr, work_info, request_info, merge_info,
-                           counts, scratch, batch, qo_len, num_heads, rows_per_tile, kv_tile,
+                           counts, scratch, memo, batch, qo_len, num_heads, rows_per_tile, kv_tile,
                            num_ctas, causal, fixed_units, allow_pairs, page_table_stride};
   probe_twice<<<1, mlaw::kBalancedThreads, 0, stream>>>(a);
   return int(cudaGetLastError());

@@ -23,7 +23,7 @@ CASES = [(16, 1, 1024), (16, 1, 4096), (128, 1, 4096), (16, 16, 4096), (128, 16,
 
 def main():
     lib = ctypes.CDLL(sys.argv[1])
-    lib.probe_plan.argtypes = [ctypes.c_void_p] * 7 + [ctypes.c_int32] * 9 + [ctypes.c_int64,
+    lib.probe_plan.argtypes = [ctypes.c_void_p] * 8 + [ctypes.c_int32] * 9 + [ctypes.c_int64,
                                                                              ctypes.c_void_p]
     stamps = (ctypes.c_longlong * 32)()
     dev = torch.device("cuda")

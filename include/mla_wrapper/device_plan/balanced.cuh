@@ -65,6 +65,7 @@ struct BalancedPlanArgs {
   int32_t* merge_info;          // [batch * T * kMergeFields]
   int32_t* counts;              // [4]
   int64_t* scratch;             // [batch + 1]: the stream prefixes P_r, then W
+  int32_t* memo;                // [kMemoHeader + batch] or NULL: the plan last written here
   int32_t batch;
   int32_t qo_len;               // query tokens per request (s_q)
   int32_t num_heads;
@@ -563,8 +564,92 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
   }
 }
 
+// The memo (a.memo): what the plan in this workspace was made from, so that a call with the
+// same arguments and lengths keeps it (the routed cutlass_mla_decode plans on every call: a
+// step's later layers find their lengths unchanged). Words: a magic, the plan's arguments,
+// a 64-bit checksum of the plan's records as written, their item and merge counts, a count of
+// the times it was kept (tests read it), then each request's kv_len. A plan is kept only when
+// all of these match, the checksum recomputed over the records now in memory: a workspace
+// whose records another user overwrote (a caching allocator's freed block reused between
+// steps) plans again.
+constexpr int kMemoHeader = 20;
+constexpr int32_t kMemoMagic = 0x504c4d4d;
+enum : int { kMemoSumLo = 12, kMemoSumHi = 13, kMemoItems = 14, kMemoMerges = 15, kMemoKept = 16 };
+
+// The memo's argument words 0..11.
+__device__ __forceinline__ int32_t memo_arg(const BalancedPlanArgs& a, int i) {
+  const int32_t args[12] = {kMemoMagic, a.batch, a.qo_len, a.num_heads, a.rows_per_tile,
+                            a.kv_tile, a.num_ctas, a.causal, a.fixed_units, a.allow_pairs,
+                            int32_t(a.page_table_stride), int32_t(a.page_table_stride >> 32)};
+  return args[i];
+}
+
+// An order-free 64-bit checksum of the plan's records (items work records, merges merge
+// records, clamped to the workspace's capacities), in thread 0 (a block reduction).
+__device__ __forceinline__ uint64_t plan_checksum(const BalancedPlanArgs& a, int64_t items,
+                                                  int64_t merges) {
+  using Sum = cub::BlockReduce<uint64_t, kBalancedThreads>;
+  __shared__ typename Sum::TempStorage tmp;
+  const BalancedShape shape(a);
+  items = min(max(items, int64_t(0)), int64_t(shape.tiles) * (a.batch + shape.groups));
+  merges = min(max(merges, int64_t(0)), int64_t(shape.tiles) * a.batch);
+  const int32_t* regions[5] = {a.counts, a.cta_work_indptr, a.request_info, a.merge_info,
+                               a.work_info};
+  const int64_t sizes[5] = {4, int64_t(a.num_ctas) + 1, int64_t(a.batch) * kRequestFields,
+                            merges * kMergeFields, items * kWorkFields};
+  uint64_t sum = 0;
+  for (int k = 0; k < 5; ++k) {
+    for (int64_t i = threadIdx.x; i < sizes[k]; i += kBalancedThreads) {
+      // (splitmix64's finalizer over the word, its region and its index)
+      uint64_t z = (uint64_t(uint32_t(regions[k][i])) << 32) ^ (uint64_t(k) << 56) ^ uint64_t(i);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      sum += z ^ (z >> 31);
+    }
+  }
+  return Sum(tmp).Sum(sum);
+}
+
+// Whether the workspace holds the plan of these arguments and lengths (block-uniform).
+__device__ __forceinline__ bool balanced_plan_kept(const BalancedPlanArgs& a) {
+  __shared__ int s_kept;
+  const int32_t* m = a.memo;
+  bool differs = false;
+  if (threadIdx.x < kMemoSumLo) differs = m[threadIdx.x] != memo_arg(a, threadIdx.x);
+  for (int r = threadIdx.x; r < a.batch; r += kBalancedThreads)
+    differs |= m[kMemoHeader + r] != max(a.seq_lens[r], 0);
+  if (__syncthreads_or(differs)) return false;
+  const uint64_t sum = plan_checksum(a, m[kMemoItems], m[kMemoMerges]);
+  if (threadIdx.x == 0) {
+    s_kept = sum == (uint64_t(uint32_t(m[kMemoSumHi])) << 32 | uint32_t(m[kMemoSumLo]));
+    if (s_kept) a.memo[kMemoKept] += 1;
+  }
+  __syncthreads();
+  return s_kept;
+}
+
+// Record the plan just written (after every thread's writes: the barrier makes them visible).
+__device__ __forceinline__ void balanced_plan_remember(const BalancedPlanArgs& a) {
+  __syncthreads();
+  const int32_t items = a.counts[0], merges = a.counts[1];
+  const uint64_t sum = plan_checksum(a, items, merges);
+  int32_t* m = a.memo;
+  for (int r = threadIdx.x; r < a.batch; r += kBalancedThreads)
+    m[kMemoHeader + r] = max(a.seq_lens[r], 0);
+  if (threadIdx.x < kMemoSumLo) m[threadIdx.x] = memo_arg(a, threadIdx.x);
+  if (threadIdx.x == 0) {
+    m[kMemoSumLo] = int32_t(uint32_t(sum));
+    m[kMemoSumHi] = int32_t(uint32_t(sum >> 32));
+    m[kMemoItems] = items;
+    m[kMemoMerges] = merges;
+    m[kMemoKept] = 0;
+  }
+}
+
 __global__ void __launch_bounds__(kBalancedThreads) balanced_plan_kernel(BalancedPlanArgs a) {
+  if (a.memo != nullptr && balanced_plan_kept(a)) return;
   balanced_plan(a);
+  if (a.memo != nullptr) balanced_plan_remember(a);
 }
 
 }  // namespace mlaw
