@@ -337,7 +337,10 @@ def cutlass_mla_decode(q_nope: torch.Tensor, q_pe: torch.Tensor, kv_c_and_k_pe_c
     the sm80 kernel on a balanced plan written on the GPU from seq_lens by a small kernel
     before it (no host sync, CUDA-graph capturable); there num_kv_splits is read only where
     the workspace is smaller than cutlass_mla_get_workspace_size asks (then each request is cut
-    in at most num_kv_splits even pieces, fewer if the workspace needs it). A call with the
+    in at most num_kv_splits even pieces, fewer if the workspace needs it). The workspace keeps
+    the balanced plan it holds with a memo of what it was made from (balanced.cuh: arguments,
+    lengths, a checksum of the records): a call whose arguments and lengths match keeps it (a
+    step's later layers), anything else plans again. A call with the
     layout of the previous one on its device (the step's other layers: same shapes, strides,
     dtypes, seq_lens / workspace tensors, scale) skips the checks and the plan's set-up. The
     kernels run on q_nope's GPU whatever the current device.
