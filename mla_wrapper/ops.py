@@ -221,7 +221,8 @@ def check_merge_attn_args(output, prefix_output, prefix_lse, suffix_output, suff
 # per-step object to keep one in) into the caller's workspace, so nothing reads the lengths on
 # the host and the call stays capturable in a CUDA graph. The plan is the balanced one of
 # FlashMLA's dense call (device_plan/balanced.cuh: near-equal shares of the batch's work,
-# lockstep groups at H > 64); a workspace too small for it (sized by hand, not with
+# lockstep groups at H > 64), which a call with unchanged lengths keeps (the workspace's memo:
+# a step's later layers); a workspace too small for it (sized by hand, not with
 # cutlass_mla_get_workspace_size), and a batch of one request, get the uniform split plan
 # (common/device_plan.cuh: the same number of pieces a request; for a batch of several it ran
 # 0.5-0.9x the balanced plan's speed on an H200, session 72).

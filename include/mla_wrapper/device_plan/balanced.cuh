@@ -39,7 +39,8 @@
 // skip step 3's searches. An H200 runs it in 6-10 us a CUDA-graph replay for decode batches up
 // to 128 requests, ~16 us at 512 (bench_plan.py --gpu, session 72; ~13k clocks at B=1 over
 // every step, benchmarks/micro/balanced_plan_probe.cu): FlashMLA's dense call runs it once a
-// step, the routed cutlass_mla_decode on every call.
+// step, the routed cutlass_mla_decode on every call, where the workspace's memo (below,
+// balanced_plan_kept) lets a call with unchanged lengths keep the plan it holds (4-5 us).
 //
 // The plan (common/plan.h): CTA c = g * G + t's items are consecutive in work_info (its
 // group's pieces in request order; the requests of a group are consecutive, so piece k of
