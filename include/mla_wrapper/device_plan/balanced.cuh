@@ -103,8 +103,9 @@ constexpr int kBalancedPairMinTiles = 4;
 constexpr int kBalancedThreads = 256;     // (512 spilled 44 bytes at 128 registers a thread)
 constexpr int kBalancedMaxGroups = 1024;  // (the export refuses more CTAs)
 // Batches of up to this many requests keep their lengths and stream prefixes in shared memory
-// (larger ones read them from seq_lens and scratch: global loads the CTA waits on, ~1000 clocks
-// a phase at B=1 on an H200, session 72's probe).
+// (larger ones read them from seq_lens and scratch in each step). Session 72 measured no change
+// from it at B <= 512 on an H200 (run 6): the steps' cost is their barriers and scans, not these
+// loads.
 constexpr int kBalancedCached = 1024;
 
 // Two maxima reduced at once.
@@ -180,7 +181,7 @@ struct BalancedPieces {
 // piece counts, kBalancedThreads entries): its request, the last lr with off[lr] <= i (a
 // request without pieces shares its successor's offset). The chunks' pieces are spread over
 // the CTA's threads: a request's pieces (up to one a group: B=1 has 64-132) on one thread made
-// the plan 15-33 us at B=1 on an H200 (session 72), against ~3 us spread.
+// the plan 15-33 us at B=1 on an H200, 9.2-9.4 us spread (session 72 runs 3-4).
 __device__ __forceinline__ int chunk_request_of(const int32_t* off, int i) {
   int lo = 0, hi = kBalancedThreads - 1;
   while (lo < hi) {
