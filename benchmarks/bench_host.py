@@ -55,17 +55,25 @@ def host_us(fn, iters=200, repeats=5, busy=True):
     return statistics.median(out)
 
 
+def planned_case(ws, backend, B, H, dev):
+    """A decode case (B requests of 1024 tokens, H heads, page 64, bf16) with a wrapper planned
+    for it: (case, wrapper, plan() arguments, an out tensor for run())."""
+    c = make_case(H, B, 1024, 64, 1, dev, seed=B)
+    w = BatchMLAPagedAttentionWrapper(ws, backend=backend)
+    args = (c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
+            SM_SCALE, torch.bfloat16, torch.bfloat16)
+    w.plan(*args)
+    return c, w, args, torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
+
+
 def profile(B=128, H=128):
     """cProfile of plan() and run() at one size (where the host time goes)."""
     import cProfile
     import pstats
 
     dev = torch.device("cuda")
-    c = make_case(H, B, 1024, 64, 1, dev, seed=B)
-    w = BatchMLAPagedAttentionWrapper(torch.empty(256 << 20, dtype=torch.uint8, device=dev))
-    args = (c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
-            SM_SCALE, torch.bfloat16, torch.bfloat16)
-    out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
+    c, w, args, out = planned_case(torch.empty(256 << 20, dtype=torch.uint8, device=dev), "auto",
+                                   B, H, dev)
     for what, fn in (("plan", lambda: w.plan(*args)),
                      ("run", lambda: w.run(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], out=out))):
         w.plan(*args)
@@ -88,11 +96,7 @@ def breakdown(backend_name="sm80"):
     dev = torch.device("cuda")
     ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
     for B, H in ((128, 128), (32, 128), (1, 16)):
-        c = make_case(H, B, 1024, 64, 1, dev, seed=B)
-        w = BatchMLAPagedAttentionWrapper(ws, backend=backend_name)
-        w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
-               SM_SCALE, torch.bfloat16, torch.bfloat16)
-        out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
+        c, w, _, out = planned_case(ws, backend_name, B, H, dev)
         q_nope, q_pe, ckv, kpe = c["q_nope"], c["q_pe"], c["ckv"], c["kpe"]
         impl = w._impl
         strides = (q_nope.stride(), q_pe.stride(), ckv.stride(), kpe.stride(), out.stride())
@@ -122,12 +126,8 @@ def torch_op_cost(budget_us: float = 3.0):
     print(f"# {ctx['device']} {ctx['date']}: run() host us, direct vs torch.ops.mla_wrapper.run")
     worst = 0.0
     for B, H in ((1, 16), (32, 128), (128, 128)):
-        c = make_case(H, B, 1024, 64, 1, dev, seed=B)
-        w = BatchMLAPagedAttentionWrapper(ws, backend="sm80")
-        w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
-               SM_SCALE, torch.bfloat16, torch.bfloat16)
+        c, w, _, out = planned_case(ws, "sm80", B, H, dev)
         handle = torch_ops.register(w)
-        out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
         qn, qp, ckv, kpe = c["q_nope"], c["q_pe"], c["ckv"], c["kpe"]
         op = torch.ops.mla_wrapper.run.default
         direct = host_us(lambda: w.run(qn, qp, ckv, kpe, out=out))
@@ -170,11 +170,7 @@ def api_cost():
     print(f"# {ctx['device']} {ctx['date']}: host us a call, GPU kept busy")
     print(f"{'B':>5} {'H':>4} | {'wrapper run':>11} {'flashmla api':>12} {'cutlass api':>11}")
     for B, H in ((1, 16), (1, 128), (16, 128), (64, 128), (128, 16)):
-        c = make_case(H, B, 1024, 64, 1, dev, seed=B)
-        w = BatchMLAPagedAttentionWrapper(ws, backend="auto")
-        w.plan(c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64,
-               False, SM_SCALE, torch.bfloat16, torch.bfloat16)
-        out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
+        c, w, _, out = planned_case(ws, "auto", B, H, dev)
         q, cache, table, seqlens, out4 = flashmla_tensors(c, dev)
         sched, _ = get_mla_metadata()
         work = torch.empty(cutlass_mla_get_workspace_size(table.shape[1] * 64, B), dtype=torch.uint8,
@@ -221,12 +217,7 @@ def main():
     print(f"# {ctx['device']} {ctx['date']}")
     print(f"{'B':>5} {'H':>4} | {'ours plan':>10} {'ours run':>9} | {'fi plan':>8} {'fi run':>7}")
     for B, H in ((1, 16), (1, 128), (32, 128), (128, 128), (512, 128)):
-        c = make_case(H, B, 1024, 64, 1, dev, seed=B)
-        w = BatchMLAPagedAttentionWrapper(ws, backend=ours)
-        args = (c["qo_indptr"], c["kv_indptr"], c["kv_indices"], c["lens"], H, 512, 64, 64, False,
-                SM_SCALE, torch.bfloat16, torch.bfloat16)
-        w.plan(*args)
-        out = torch.empty(c["q_nope"].shape, dtype=torch.bfloat16, device=dev)
+        c, w, args, out = planned_case(ws, ours, B, H, dev)
         plan_us = host_us(lambda: w.plan(*args), iters=100, busy=False)
         run_us = host_us(lambda: w.run(c["q_nope"], c["q_pe"], c["ckv"], c["kpe"], out=out))
         rec = {"batch": B, "heads": H, "backend": ours, "plan_us": plan_us, "run_us": run_us,

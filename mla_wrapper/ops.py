@@ -471,7 +471,7 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
     if base % 128:
         raise ValueError("workspace: data pointer must be 128-byte aligned (pass a fresh tensor)")
     plan_mod, attn_mod = _device_plan_modules(fam, q_nope.dtype, device)
-    layout = _balanced_layout(B, -(-H // _ROWS_PER_TILE), num_ctas)
+    layout = _balanced_layout(B, -(-H // _ROWS_PER_TILE), num_ctas) if B > 1 else None
     if B == 1:
         # One request: nothing to balance between requests. The uniform plan cuts it in even
         # pieces of whole kv tiles over the CTAs, the balanced plan's pieces here, and its
