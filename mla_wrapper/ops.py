@@ -557,6 +557,8 @@ def _run_args(q_nope, cache, page_size: int, sm_scale: float) -> ws_mod.MlaRunAr
     args = ws_mod.MlaRunArgsStruct()
     args.num_heads, args.page_size, args.sm_scale = q_nope.shape[1], page_size, sm_scale
     args.num_pages, args.num_q_tokens = cache.shape[0], q_nope.shape[0]
+    # sm90: launched programmatically after the plan kernel, waiting for it before the plan
+    args.enable_pdl = 2 if backends.pdl_enabled() else 0
     return args
 
 
@@ -719,7 +721,7 @@ def _dense_launch(schedule: DenseSchedule, q, k_cache, out, fresh: bool):
                out.data_ptr(), lse.data_ptr(), schedule.table_ptr, qs[1], qs[2], qs[1], qs[2],
                cs[0], cs[1], cs[0], cs[1], os_[1], os_[2], h_q * s_q)
     schedule.args.num_pages = k_cache.shape[0]
-    schedule.args.enable_pdl = 0 if fresh else schedule.pdl
+    schedule.args.enable_pdl = 2 * schedule.pdl if fresh else schedule.pdl
     status = schedule.fn(ctypes.addressof(schedule.plan), ctypes.addressof(schedule.args),
                          _raw_stream(schedule.device_index))
     if status:

@@ -151,6 +151,32 @@ def test_routed_plan_kept(heads, routed_to):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("pdl", ["0", "1"])
+def test_routed_attention_waits_for_its_plan(pdl, routed_to, monkeypatch):
+    """With programmatic dependent launch on (MLA_WRAPPER_PDL unset or 1) the routed call's
+    attention starts while its plan kernel runs and waits for it before reading the plan
+    (MlaRunArgs::enable_pdl 2); off, an ordinary launch (0). Back-to-back calls whose lengths
+    change in place (a new plan each call, overwriting the one the previous call's attention
+    read) all match the reference."""
+    monkeypatch.setenv(backends.PDL_ENV, pdl)
+    x = make_inputs([900, 3, 2100, 64, 0, 1500], 128, 64, torch.bfloat16, max_blocks=40, seed=31)
+    ws = workspace_for(x, -1)
+    outs, refs = [], []
+    for seed, lens in ((32, [5, 2500, 1, 700, 2000, 0]), (33, [2555, 9, 1200, 0, 64, 2400]),
+                       (34, [1, 1, 2559, 3, 1024, 77])):
+        y = make_inputs(lens, 128, 64, torch.bfloat16, max_blocks=40, seed=seed)
+        x["seq_lens"].copy_(y["seq_lens"])
+        outs.append(mla_wrapper.cutlass_mla_decode(y["q_nope"], y["q_pe"], y["cache"],
+                                                   x["seq_lens"], y["page_table"], ws, SM_SCALE,
+                                                   -1).clone())
+        refs.append(reference(y))
+    want = 2 if pdl == "1" else 0
+    assert ops._ROUTED_LAST[torch.cuda.current_device()].args.enable_pdl == want
+    for out, ref in zip(outs, refs):
+        assert not torch.isnan(out).any() and rel_error(out, ref) < 1e-2
+
+
+@pytest.mark.gpu
 def test_routed_cuda_graph_replay(routed_to):
     x = make_inputs([700, 20, 4000, 1], 16, 64, torch.bfloat16, max_blocks=80, seed=5)
     ws = workspace_for(x, -1)

@@ -309,11 +309,15 @@ def test_dense_schedule_reused_within_a_step(family):
     sched, _ = get_mla_metadata()
     o1, lse1 = call(x, sched)
     first = sched._dense
+    pdl = 1 if backends.pdl_enabled() else 0
+    # (the first call's attention waits for the plan kernel before reading the plan: mode 2)
+    assert first.args.enable_pdl == 2 * pdl
     check(o1, lse1, x, False)
     y = make_case(x["lens"], 1, 128, 64, seed=2, max_blocks=x["block_table"].shape[1])
     y["block_table"], y["cache_seqlens"] = x["block_table"], x["cache_seqlens"]
     o2, lse2 = call(y, sched)
     assert sched._dense is first, "the step's plan is reused"
+    assert first.args.enable_pdl == pdl   # (the plan was written by an earlier kernel)
     check(o2, lse2, y, False)
     other = dict(x, cache_seqlens=x["cache_seqlens"].clone())
     call(other, sched)

@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "mla_wrapper/common/pdl.cuh"
 #include "mla_wrapper/common/plan.h"
 
 namespace mlaw {
@@ -82,6 +83,7 @@ struct DevicePlanArgs {
 };
 
 __global__ void device_plan_kernel(DevicePlanArgs a) {
+  launch_dependents();  // (attention, launched with enable_pdl 2, waits for this grid)
   const int64_t num_work = int64_t(a.batch) * a.tiles_per_request * a.num_splits;
   const int64_t num_merge = a.num_splits > 1 ? int64_t(a.batch) * a.tiles_per_request : 0;
   const int64_t n = max(max(num_work, num_merge), max(int64_t(a.num_ctas) + 1, int64_t(a.batch)));

@@ -150,7 +150,9 @@ typedef struct MlaRunArgs {
   int32_t enable_pdl;       // 1: sm90 launches attention with programmatic stream serialization
                             // (its start overlaps the stream's previous kernel): only where the
                             // plan was uploaded by a copy, not written by that kernel, since the
-                            // kernel reads the plan before griddepcontrol.wait; sm80 ignores it
+                            // kernel reads the plan before griddepcontrol.wait; 2: the same where
+                            // the previous kernel wrote the plan (a GPU plan): attention waits
+                            // for it before reading the plan; sm80 ignores it
   float ckv_scale;          // an e4m3 cache (sm90 only): real ckv value = stored value x ckv_scale
   float kpe_scale;          //   and real kpe value = stored value x kpe_scale; 16-bit caches: unused
   int32_t lse_seq_tokens;   // n > 1: lse in FlashMLA's [batch, num_heads, n] layout (requests of

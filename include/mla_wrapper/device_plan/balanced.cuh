@@ -34,8 +34,7 @@
 //
 // Execution: one CTA, a chain of block-wide steps (scans, reductions, barriers). A request's
 // pieces are spread over the threads a chunk of requests at a time (chunk_request_of), batches
-// of <= kBalancedCached requests keep their lengths and prefixes in shared memory, and the direct
-// plans (one request a group, request-aligned pieces) name each group's request in step 2 and
+// and the direct plans (one request a group, request-aligned pieces) name each group's request in step 2 and
 // skip step 3's searches. An H200 runs it in 6-10 us a CUDA-graph replay for decode batches up
 // to 128 requests, ~16 us at 512 (bench_plan.py --gpu, session 72; ~13k clocks at B=1 over
 // every step, benchmarks/micro/balanced_plan_probe.cu): FlashMLA's dense call runs it once a
@@ -102,11 +101,9 @@ constexpr int kBalancedPairMinTiles = 4;
 
 constexpr int kBalancedThreads = 256;     // (512 spilled 44 bytes at 128 registers a thread)
 constexpr int kBalancedMaxGroups = 1024;  // (the export refuses more CTAs)
-// Batches of up to this many requests keep their lengths and stream prefixes in shared memory
-// (larger ones read them from seq_lens and scratch in each step). Session 72 measured no change
-// from it at B <= 512 on an H200 (run 6): the steps' cost is their barriers and scans, not these
-// loads.
-constexpr int kBalancedCached = 1024;
+// (Lengths and stream prefixes are read from seq_lens and scratch in each step: keeping them in
+// shared memory changed nothing at B <= 512 on an H200, session 72 run 6; the steps' cost is
+// their barriers and scans, not these loads.)
 
 // Two maxima reduced at once.
 struct BalancedMax2 {
@@ -232,18 +229,15 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
   __shared__ int32_t s_first[kBalancedMaxGroups];      // first request of each group
   __shared__ int32_t s_start[kBalancedMaxGroups + 1];  // exclusive prefix of s_count
   __shared__ int64_t s_carry[3];
-  __shared__ int64_t s_prefix[kBalancedCached + 1];   // P_r, then W (cached batches)
-  __shared__ int32_t s_len[kBalancedCached];          // max(seq_lens[r], 0) (cached batches)
-  __shared__ int32_t s_gfirst[kBalancedCached + 1];   // aligned pieces: request r's first group
+  __shared__ int32_t s_gfirst[kBalancedMaxGroups + 1];  // aligned pieces: request r's first group
 
   MLAW_PLAN_STAMP(0);
   const BalancedShape shape(a);
   const int tid = threadIdx.x;
   const int B = a.batch;
-  const bool cached = B <= kBalancedCached;
   // request r's kv_len and stream prefix P_r (r == B: W)
-  auto len_of = [&](int r) -> int32_t { return cached ? s_len[r] : max(a.seq_lens[r], 0); };
-  auto prefix_of = [&](int r) -> int64_t { return cached ? s_prefix[r] : a.scratch[r]; };
+  auto len_of = [&](int r) -> int32_t { return max(a.seq_lens[r], 0); };
+  auto prefix_of = [&](int r) -> int64_t { return a.scratch[r]; };
   if (tid < 3) s_carry[tid] = 0;
   for (int g = tid; g < shape.groups; g += kBalancedThreads) {
     s_count[g] = 0;
@@ -262,14 +256,7 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
     if (r < B) most.y = max(most.y, a.fixed_units - w);
     int64_t prefix, chunk;
     Scan(tmp.scan).ExclusiveSum(w, prefix, chunk);
-    if (r < B) {
-      if (cached) {
-        s_prefix[r] = prefix + s_carry[0];
-        s_len[r] = L;
-      } else {
-        a.scratch[r] = prefix + s_carry[0];
-      }
-    }
+    if (r < B) a.scratch[r] = prefix + s_carry[0];
     __syncthreads();
     if (tid == 0) s_carry[0] += chunk;
     __syncthreads();
@@ -278,7 +265,7 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
     return BalancedMax2{p.x > q.x ? p.x : q.x, p.y > q.y ? p.y : q.y};
   });
   if (tid == 0) {
-    if (cached) s_prefix[B] = s_carry[0]; else a.scratch[B] = s_carry[0];
+    a.scratch[B] = s_carry[0];
     s_carry[1] = most.x;
     s_carry[2] = -most.y;
   }
@@ -368,7 +355,7 @@ __device__ __forceinline__ void balanced_plan(const BalancedPlanArgs& a) {
       c_start[tid] = r < B ? prefix_of(r) : 0;
       __syncthreads();
       const int64_t at = s_carry[0];
-      if (r < B) s_gfirst[r] = int32_t(at + g0);  // (B <= groups <= kBalancedCached here)
+      if (r < B) s_gfirst[r] = int32_t(at + g0);  // (B <= groups <= kBalancedMaxGroups here)
       for (int i = tid; i < chunk; i += kBalancedThreads) {  // (pieces of a chunk <= groups)
         const int lr = chunk_request_of(c_off, i);
         const int64_t k = i - c_off[lr];
@@ -649,6 +636,7 @@ __device__ __forceinline__ void balanced_plan_remember(const BalancedPlanArgs& a
 }
 
 __global__ void __launch_bounds__(kBalancedThreads) balanced_plan_kernel(BalancedPlanArgs a) {
+  launch_dependents();  // (attention, launched with enable_pdl 2, waits for this grid)
   if (a.memo != nullptr && balanced_plan_kept(a)) return;
   balanced_plan(a);
   if (a.memo != nullptr) balanced_plan_remember(a);

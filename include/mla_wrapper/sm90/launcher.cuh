@@ -308,7 +308,12 @@ inline Maps cached_maps(const void* t0, const void* t1, const int64_t (&strides)
 // memory and middle rows, 0.98-1.23x at B=1, CUDA-graph replays of copy + run() 1.013-1.04x at
 // B=1; the compute rows 0.994-1.009x; without a kernel right before, 0.99-1.01x. The combine
 // (sm80/combine_kernel.cuh) lets the next launch start as it begins, so the next call's attention
-// may start while this one ends. 0 turns it off (MLA_WRAPPER_PDL=0 at run time).
+// may start while this one ends. enable_pdl 2 (the GPU plans of ops.py: the routed
+// cutlass_mla_decode and FlashMLA's dense call's first call a step, where the stream's previous
+// kernel writes the plan) launches the same way, but the kernel waits for that grid before it
+// reads the plan; the plan kernels let it start as they begin. H200, session 73 run 1: the
+// routed call 0.92-0.99x the time of an ordinary launch on the grid's rows, B=1 CUDA-graph
+// replays 0.96-0.98x. 0 turns it off (MLA_WRAPPER_PDL=0 at run time).
 #ifndef MLAW_SM90_PDL
 #define MLAW_SM90_PDL 1
 #endif

@@ -194,6 +194,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const __grid_constant__ QTensorMaps qmaps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(1024) char smem_raw[];
+  // (enable_pdl 2: the stream's previous kernel wrote the plan: wait for it first)
+  if (args.enable_pdl == 2) grid_dependency_wait();
   const CtaStart<Kv> start(plan);  // the plan's first loads, before the roles' code (CtaStart)
   launch_dependents();  // the combine kernel (it waits for this grid before reading)
   // Aligned by offsetting the shared array itself (not through an integer cast), so that every
