@@ -35,12 +35,12 @@ def merge_spec(dtype_name: str, arch: str) -> KernelSpec:
 
 # ---------------------------------------------------------------------------- device_plan
 DEVICE_PLAN = "mlaw_device_plan"
-_DEVICE_PLAN_ARGS = ("ptr",) * 6 + ("i32",) * 5 + ("i64", "stream")
+_DEVICE_PLAN_ARGS = ("ptr",) * 6 + ("i32",) * 6 + ("i64", "i32", "stream")
 # seq_lens, cta_work_indptr, work_info, request_info, merge_info, counts, scratch, memo (or
 # NULL); batch, qo_len, num_heads, rows_per_tile, kv_tile, num_ctas, causal, fixed_units,
-# allow_pairs; page_table_stride, stream
+# allow_pairs; page_table_stride; pdl (1: a programmatic launch), stream
 DEVICE_PLAN_BALANCED = "mlaw_device_plan_balanced"
-_DEVICE_PLAN_BALANCED_ARGS = ("ptr",) * 8 + ("i32",) * 9 + ("i64", "stream")
+_DEVICE_PLAN_BALANCED_ARGS = ("ptr",) * 8 + ("i32",) * 9 + ("i64", "i32", "stream")
 
 
 _PLAN_IO_EXPORTS = (

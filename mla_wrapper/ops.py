@@ -476,9 +476,11 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
         # One request: nothing to balance between requests. The uniform plan cuts it in even
         # pieces of whole kv tiles over the CTAs, the balanced plan's pieces here, and its
         # kernel takes a third of the time (2.7 against 8.1 us a CUDA-graph replay on an H200,
-        # session 72; the routed call plans on every call).
+        # session 72; the routed call plans on every call). On sm90, pieces of two tiles from
+        # L=1025 on, as its CPU planner's cost model (backends/sm90.py planner_cost) cuts B=1.
         plan, plan_args = _uniform_plan_args(fam, base, ws_bytes, seq_lens, page_table,
-                                             page_size, B, H, -1, num_ctas, fam.KV_TILE)
+                                             page_size, B, H, -1, num_ctas, fam.KV_TILE,
+                                             2 if fam is sm90 else 1)
         export = kernels.DEVICE_PLAN
     elif layout[3] <= ws_bytes:
         plan, plan_args = _balanced_plan_args(fam, base, layout, seq_lens, page_table.stride(0),
@@ -499,12 +501,15 @@ def _routed_decode(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scal
 
 
 def _uniform_plan_args(fam, base, ws_bytes, seq_lens, page_table, page_size, B, H,
-                       num_kv_splits, num_ctas, min_split=_MIN_SPLIT_TOKENS):
+                       num_kv_splits, num_ctas, min_split=_MIN_SPLIT_TOKENS,
+                       min_piece_tiles=1):
     """(MlaPlan, its plan kernel's arguments but the stream) of the routed path's uniform plan
     (a batch of one request; a workspace too small for the balanced plan): every request cut in
     the same number of even pieces (common/device_plan.cuh), num_kv_splits of them (<= 0: the
     library's choice, one per SM's row tile, at most one per min_split tokens of the page
-    table's width), halved until the plan fits the workspace."""
+    table's width), halved until the plan fits the workspace; pieces of at least
+    min(ceil(kv_len / 16), min_piece_tiles kv tiles) tokens (the kernel skips the splits left
+    empty)."""
     max_seq_len = page_table.shape[1] * page_size
     splits = _routed_num_splits(max_seq_len, B, num_ctas // fam.CTAS_PER_SM, num_kv_splits, H,
                                 min_split)
@@ -520,7 +525,14 @@ def _uniform_plan_args(fam, base, ws_bytes, seq_lens, page_table, page_size, B, 
     plan = _plan_struct(fam, base, offsets, p_o, p_lse, num_ctas, B * tiles)
     return plan, (seq_lens.data_ptr(), plan.cta_work_indptr, plan.work_info, plan.request_info,
                   plan.merge_info, plan.counts, B, tiles, splits, num_ctas, fam.KV_TILE,
-                  page_table.stride(0))
+                  min_piece_tiles, page_table.stride(0), _plan_pdl())
+
+
+def _plan_pdl() -> int:
+    """1: the GPU plan kernels launch with programmatic stream serialization (they start while
+    the stream's previous kernel ends, and wait for it before their first read), as the sm90
+    attention kernel does after them (MLA_WRAPPER_PDL=0 turns both off)."""
+    return 1 if backends.pdl_enabled() else 0
 
 
 def _device_plan_modules(fam, dtype, device):
@@ -763,7 +775,7 @@ def _balanced_plan_args(fam, base: int, layout, seq_lens, page_table_stride: int
                   plan.merge_info, plan.counts, base + 4 * offsets["scratch"],
                   base + 4 * offsets["memo"] if memo else 0, b, s_q, h_q,
                   _ROWS_PER_TILE, fam.KV_TILE, num_ctas, 1 if causal else 0, fixed,
-                  1 if fam is sm90 else 0, page_table_stride)
+                  1 if fam is sm90 else 0, page_table_stride, _plan_pdl())
 
 
 def _rows_view(name: str, t: torch.Tensor, shape):

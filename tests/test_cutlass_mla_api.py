@@ -10,6 +10,7 @@ import torch
 
 import mla_wrapper
 from mla_wrapper import backends, kernels, ops
+from mla_wrapper import workspace as ws_mod
 from mla_wrapper.backends import cutlass
 from mla_wrapper.reference import mla_attention, rel_error
 
@@ -106,9 +107,22 @@ def test_routed_one_request(L, max_blocks, heads, routed_to):
     """A batch of one request gets the uniform plan, split over the CTAs in whole kv tiles (a
     page table far wider than the request: most splits empty, skipped by the merge)."""
     x = make_inputs([L], heads, 64, torch.bfloat16, max_blocks=max_blocks, seed=L + heads)
+    ws = workspace_for(x, -1)
     out = mla_wrapper.cutlass_mla_decode(x["q_nope"], x["q_pe"], x["cache"], x["seq_lens"],
-                                         x["page_table"], workspace_for(x, -1), SM_SCALE, -1)
-    assert ops._ROUTED_LAST[torch.cuda.current_device()].plan_export == kernels.DEVICE_PLAN
+                                         x["page_table"], ws, SM_SCALE, -1)
+    entry = ops._ROUTED_LAST[torch.cuda.current_device()]
+    assert entry.plan_export == kernels.DEVICE_PLAN
+    # the pieces: each row tile's kv range covered once, in pieces of whole kv tiles; on sm90
+    # at least min(ceil(L / 16), two tiles) long (but a request's last)
+    words = ws[: ws.numel() // 4 * 4].view(torch.int32).cpu()
+    at = lambda ptr: (ptr - ws.data_ptr()) // 4  # noqa: E731
+    n = int(words[at(entry.plan.counts)])
+    work = words[at(entry.plan.work_info):][: n * ws_mod.WORK_FIELDS].view(n, ws_mod.WORK_FIELDS)
+    tiles = -(-heads // 64)
+    kv = work[:, 3] - work[:, 2]
+    assert int(kv.sum()) == L * tiles and (work[kv > 0, 2] % 64 == 0).all()
+    floor = min(-(-L // 16), 128 if routed_to == "sm90" else 64)
+    assert (kv[(kv > 0) & (work[:, 3] < L)] >= floor).all(), kv.tolist()
     assert not torch.isnan(out).any()
     if L == 0:
         assert (out == 0).all()

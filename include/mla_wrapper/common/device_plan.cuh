@@ -79,11 +79,14 @@ struct DevicePlanArgs {
   int32_t num_splits;           // S >= 1
   int32_t num_ctas;
   int32_t kv_tile;
+  int32_t min_piece_tiles;      // a request's pieces hold at least min(ceil(kv_len / 16) tokens,
+                                // this many kv tiles), in whole kv tiles (1: no floor)
   int64_t page_table_stride;    // entries per page-table row
 };
 
 __global__ void device_plan_kernel(DevicePlanArgs a) {
-  launch_dependents();  // (attention, launched with enable_pdl 2, waits for this grid)
+  launch_dependents();     // (attention, launched with enable_pdl 2, waits for this grid)
+  grid_dependency_wait();  // (launched programmatically: the stream's previous kernel first)
   const int64_t num_work = int64_t(a.batch) * a.tiles_per_request * a.num_splits;
   const int64_t num_merge = a.num_splits > 1 ? int64_t(a.batch) * a.tiles_per_request : 0;
   const int64_t n = max(max(num_work, num_merge), max(int64_t(a.num_ctas) + 1, int64_t(a.batch)));
@@ -93,9 +96,13 @@ __global__ void device_plan_kernel(DevicePlanArgs a) {
     auto request = [&](int64_t r) {
       return PlanRequest{int32_t(r), 1, max(a.seq_lens[r], 0), int32_t(r * a.page_table_stride)};
     };
-    // a request's split: ceil(kv_len / S) rounded up to whole kv tiles
+    // a request's split: ceil(kv_len / S) rounded up to whole kv tiles, and at least
+    // min(ceil(kv_len / 16), min_piece_tiles tiles) (one request on the sm90 family: pieces of
+    // two tiles from L=1025 on, as the CPU planner's sm90 cost model cuts B=1; one-tile pieces
+    // over half the GPU or more ran slower there)
     auto chunk_of = [&](int32_t L) {
-      const int32_t chunk = (L + a.num_splits - 1) / a.num_splits;
+      const int32_t chunk = max((L + a.num_splits - 1) / a.num_splits,
+                                min((L + 15) / 16, a.min_piece_tiles * a.kv_tile));
       return (chunk + a.kv_tile - 1) / a.kv_tile * a.kv_tile;
     };
     if (i < a.batch) write_request(a.request_info, i, request(i));

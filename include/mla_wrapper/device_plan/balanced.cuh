@@ -636,7 +636,8 @@ __device__ __forceinline__ void balanced_plan_remember(const BalancedPlanArgs& a
 }
 
 __global__ void __launch_bounds__(kBalancedThreads) balanced_plan_kernel(BalancedPlanArgs a) {
-  launch_dependents();  // (attention, launched with enable_pdl 2, waits for this grid)
+  launch_dependents();     // (attention, launched with enable_pdl 2, waits for this grid)
+  grid_dependency_wait();  // (launched programmatically: the stream's previous kernel first)
   if (a.memo != nullptr && balanced_plan_kept(a)) return;
   balanced_plan(a);
   if (a.memo != nullptr) balanced_plan_remember(a);
