@@ -311,9 +311,10 @@ inline Maps cached_maps(const void* t0, const void* t1, const int64_t (&strides)
 // may start while this one ends. enable_pdl 2 (the GPU plans of ops.py: the routed
 // cutlass_mla_decode and FlashMLA's dense call's first call a step, where the stream's previous
 // kernel writes the plan) launches the same way, but the kernel waits for that grid before it
-// reads the plan; the plan kernels let it start as they begin. H200, session 73 run 1: the
-// routed call 0.92-0.99x the time of an ordinary launch on the grid's rows, B=1 CUDA-graph
-// replays 0.96-0.98x. 0 turns it off (MLA_WRAPPER_PDL=0 at run time).
+// reads the plan; the plan kernels let it start as they begin (and are launched the same way
+// themselves, waiting for the kernel before them first). H200, session 73: the routed call
+// 0.92-0.99x the time of ordinary launches on the grid's rows (run 1), B=1 CUDA-graph replays
+// 0.94-0.96x (run 2). 0 turns it off (MLA_WRAPPER_PDL=0 at run time).
 #ifndef MLAW_SM90_PDL
 #define MLAW_SM90_PDL 1
 #endif
