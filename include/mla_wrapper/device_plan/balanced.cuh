@@ -574,7 +574,11 @@ __device__ __forceinline__ int32_t memo_arg(const BalancedPlanArgs& a, int i) {
 }
 
 // An order-free 64-bit checksum of the plan's records (items work records, merges merge
-// records, clamped to the workspace's capacities), in thread 0 (a block reduction).
+// records, clamped to the workspace's capacities), in thread 0 (a block reduction). The five
+// regions are one index space, read kChecksumLoads words a thread at a time: every load of a
+// pass in flight at once (a region at a time, one word a thread a pass, was a chain of ~14
+// dependent L2 round trips at B=64 H=128).
+constexpr int kChecksumLoads = 8;
 __device__ __forceinline__ uint64_t plan_checksum(const BalancedPlanArgs& a, int64_t items,
                                                   int64_t merges) {
   using Sum = cub::BlockReduce<uint64_t, kBalancedThreads>;
@@ -582,15 +586,34 @@ __device__ __forceinline__ uint64_t plan_checksum(const BalancedPlanArgs& a, int
   const BalancedShape shape(a);
   items = min(max(items, int64_t(0)), int64_t(shape.tiles) * (a.batch + shape.groups));
   merges = min(max(merges, int64_t(0)), int64_t(shape.tiles) * a.batch);
-  const int32_t* regions[5] = {a.counts, a.cta_work_indptr, a.request_info, a.merge_info,
-                               a.work_info};
-  const int64_t sizes[5] = {4, int64_t(a.num_ctas) + 1, int64_t(a.batch) * kRequestFields,
-                            merges * kMergeFields, items * kWorkFields};
+  // the regions' ends in the index space: counts, cta_work_indptr, request_info, merge_info,
+  // work_info
+  const int64_t end0 = 4, end1 = end0 + a.num_ctas + 1,
+                end2 = end1 + int64_t(a.batch) * kRequestFields,
+                end3 = end2 + merges * kMergeFields, total = end3 + items * kWorkFields;
   uint64_t sum = 0;
-  for (int k = 0; k < 5; ++k) {
-    for (int64_t i = threadIdx.x; i < sizes[k]; i += kBalancedThreads) {
+  for (int64_t base = threadIdx.x; base < total;
+       base += int64_t(kChecksumLoads) * kBalancedThreads) {
+    uint32_t word[kChecksumLoads];
+    uint64_t tag[kChecksumLoads];  // the word's region and index
+#pragma unroll
+    for (int j = 0; j < kChecksumLoads; ++j) {
+      const int64_t g = base + int64_t(j) * kBalancedThreads;
+      const int32_t* p = g < end0 ? a.counts + g
+                         : g < end1 ? a.cta_work_indptr + (g - end0)
+                         : g < end2 ? a.request_info + (g - end1)
+                         : g < end3 ? a.merge_info + (g - end2)
+                                    : a.work_info + (g - end3);
+      const uint64_t k = (g >= end0) + (g >= end1) + (g >= end2) + (g >= end3);
+      const int64_t i = g - (k == 0 ? 0 : k == 1 ? end0 : k == 2 ? end1 : k == 3 ? end2 : end3);
+      word[j] = g < total ? uint32_t(*p) : 0;
+      tag[j] = (k << 56) ^ uint64_t(i);
+    }
+#pragma unroll
+    for (int j = 0; j < kChecksumLoads; ++j) {
+      if (base + int64_t(j) * kBalancedThreads >= total) break;
       // (splitmix64's finalizer over the word, its region and its index)
-      uint64_t z = (uint64_t(uint32_t(regions[k][i])) << 32) ^ (uint64_t(k) << 56) ^ uint64_t(i);
+      uint64_t z = (uint64_t(word[j]) << 32) ^ tag[j];
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
       z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
       sum += z ^ (z >> 31);
@@ -604,11 +627,12 @@ __device__ __forceinline__ bool balanced_plan_kept(const BalancedPlanArgs& a) {
   __shared__ int s_kept;
   const int32_t* m = a.memo;
   bool differs = false;
+  const int32_t items = m[kMemoItems], merges = m[kMemoMerges];  // (loaded with the rest)
   if (threadIdx.x < kMemoSumLo) differs = m[threadIdx.x] != memo_arg(a, threadIdx.x);
   for (int r = threadIdx.x; r < a.batch; r += kBalancedThreads)
     differs |= m[kMemoHeader + r] != max(a.seq_lens[r], 0);
   if (__syncthreads_or(differs)) return false;
-  const uint64_t sum = plan_checksum(a, m[kMemoItems], m[kMemoMerges]);
+  const uint64_t sum = plan_checksum(a, items, merges);
   if (threadIdx.x == 0) {
     s_kept = sum == (uint64_t(uint32_t(m[kMemoSumHi])) << 32 | uint32_t(m[kMemoSumLo]));
     if (s_kept) a.memo[kMemoKept] += 1;
