@@ -574,35 +574,13 @@ __device__ __forceinline__ int32_t memo_arg(const BalancedPlanArgs& a, int i) {
 }
 
 // An order-free 64-bit checksum of the plan's records (items work records, merges merge
-// records, clamped to the workspace's capacities), in thread 0 (a block reduction). Each region
-// is read kChecksumLoads words a thread at a time, every load of a pass in flight at once (one
-// word a thread a pass made a chain of dependent L2 round trips: 4.2-4.9 us a kept plan's
-// replay; one index space over the five regions cost more in its selects than it saved at
-// B >= 64, session 73 run 5).
+// records, clamped to the workspace's capacities), in thread 0 (a block reduction). The five
+// regions are one index space, read kChecksumLoads words a thread at a time: every load of a
+// pass in flight at once, a decode batch's plan up to ~B=64 in one pass. A region at a time,
+// one word a thread a pass, made a chain of dependent L2 round trips; the routed call's middle
+// rows ran 1-2 us faster with this than with that (H200, session 73 runs 3 and 5), and than with
+// each region read in passes of eight words a thread (run 6: one pass a region at least).
 constexpr int kChecksumLoads = 8;
-// One region's share of plan_checksum (region k, n words) in this thread.
-__device__ __forceinline__ uint64_t region_checksum(const int32_t* region, int32_t n, int k) {
-  uint64_t sum = 0;
-  for (int32_t base = threadIdx.x; base < n; base += kChecksumLoads * kBalancedThreads) {
-    uint32_t word[kChecksumLoads];
-#pragma unroll
-    for (int j = 0; j < kChecksumLoads; ++j) {
-      const int32_t i = base + j * kBalancedThreads;
-      word[j] = i < n ? uint32_t(region[i]) : 0;
-    }
-#pragma unroll
-    for (int j = 0; j < kChecksumLoads; ++j) {
-      const int32_t i = base + j * kBalancedThreads;
-      // (splitmix64's finalizer over the word, its region and its index)
-      uint64_t z = (uint64_t(word[j]) << 32) ^ (uint64_t(k) << 56) ^ uint64_t(uint32_t(i));
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      if (i < n) sum += z ^ (z >> 31);
-    }
-  }
-  return sum;
-}
-
 __device__ __forceinline__ uint64_t plan_checksum(const BalancedPlanArgs& a, int64_t items,
                                                   int64_t merges) {
   using Sum = cub::BlockReduce<uint64_t, kBalancedThreads>;
@@ -610,11 +588,39 @@ __device__ __forceinline__ uint64_t plan_checksum(const BalancedPlanArgs& a, int
   const BalancedShape shape(a);
   items = min(max(items, int64_t(0)), int64_t(shape.tiles) * (a.batch + shape.groups));
   merges = min(max(merges, int64_t(0)), int64_t(shape.tiles) * a.batch);
-  const uint64_t sum = region_checksum(a.counts, 4, 0) +
-                       region_checksum(a.cta_work_indptr, a.num_ctas + 1, 1) +
-                       region_checksum(a.request_info, a.batch * kRequestFields, 2) +
-                       region_checksum(a.merge_info, int32_t(merges) * kMergeFields, 3) +
-                       region_checksum(a.work_info, int32_t(items) * kWorkFields, 4);
+  // the regions' ends in the index space: counts, cta_work_indptr, request_info, merge_info,
+  // work_info
+  const int64_t end0 = 4, end1 = end0 + a.num_ctas + 1,
+                end2 = end1 + int64_t(a.batch) * kRequestFields,
+                end3 = end2 + merges * kMergeFields, total = end3 + items * kWorkFields;
+  uint64_t sum = 0;
+  for (int64_t base = threadIdx.x; base < total;
+       base += int64_t(kChecksumLoads) * kBalancedThreads) {
+    uint32_t word[kChecksumLoads];
+    uint64_t tag[kChecksumLoads];  // the word's region and index
+#pragma unroll
+    for (int j = 0; j < kChecksumLoads; ++j) {
+      const int64_t g = base + int64_t(j) * kBalancedThreads;
+      const int32_t* p = g < end0 ? a.counts + g
+                         : g < end1 ? a.cta_work_indptr + (g - end0)
+                         : g < end2 ? a.request_info + (g - end1)
+                         : g < end3 ? a.merge_info + (g - end2)
+                                    : a.work_info + (g - end3);
+      const uint64_t k = (g >= end0) + (g >= end1) + (g >= end2) + (g >= end3);
+      const int64_t i = g - (k == 0 ? 0 : k == 1 ? end0 : k == 2 ? end1 : k == 3 ? end2 : end3);
+      word[j] = g < total ? uint32_t(*p) : 0;
+      tag[j] = (k << 56) ^ uint64_t(i);
+    }
+#pragma unroll
+    for (int j = 0; j < kChecksumLoads; ++j) {
+      if (base + int64_t(j) * kBalancedThreads >= total) break;
+      // (splitmix64's finalizer over the word, its region and its index)
+      uint64_t z = (uint64_t(word[j]) << 32) ^ tag[j];
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      sum += z ^ (z >> 31);
+    }
+  }
   return Sum(tmp).Sum(sum);
 }
 
@@ -655,6 +661,8 @@ __device__ __forceinline__ void balanced_plan_remember(const BalancedPlanArgs& a
   }
 }
 
+// (one CTA: bounded at one an SM, ptxas gives it 78 registers; with the thread bound alone it
+// held 64, and spilled with the checksum read a region at a time in passes of eight words)
 __global__ void __launch_bounds__(kBalancedThreads, 1) balanced_plan_kernel(BalancedPlanArgs a) {
   launch_dependents();     // (attention, launched with enable_pdl 2, waits for this grid)
   grid_dependency_wait();  // (launched programmatically: the stream's previous kernel first)
