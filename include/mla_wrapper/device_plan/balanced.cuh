@@ -33,9 +33,9 @@
 //   (q > 1): each row tile's range stops where its last query token's view ends.
 //
 // Execution: one CTA, a chain of block-wide steps (scans, reductions, barriers). A request's
-// pieces are spread over the threads a chunk of requests at a time (chunk_request_of), batches
-// and the direct plans (one request a group, request-aligned pieces) name each group's request in step 2 and
-// skip step 3's searches. An H200 runs it in 6-10 us a CUDA-graph replay for decode batches up
+// pieces are spread over the threads a chunk of requests at a time (chunk_request_of), and the
+// direct plans (one request a group, request-aligned pieces) name each group's request in step 2
+// and skip step 3's searches. An H200 runs it in 6-10 us a CUDA-graph replay for decode batches up
 // to 128 requests, ~16 us at 512 (bench_plan.py --gpu, session 72; ~13k clocks at B=1 over
 // every step, benchmarks/micro/balanced_plan_probe.cu): FlashMLA's dense call runs it once a
 // step, the routed cutlass_mla_decode on every call, where the workspace's memo (below,
