@@ -618,17 +618,19 @@ class DenseSchedule:
     """A balanced plan on the GPU for one (batch, lengths tensor, page table, shape): its
     workspace (kept alive here: CUDA graphs captured with it read it), MlaPlan and MlaRunArgs,
     the launch export, and the layout of the last call it checked (sig: the step's later calls
-    with the same layout skip the checks)."""
+    with the same layout skip the checks; strides and kpe_offset: what that layout gives
+    _pack_args, so that those calls pack only the new tensors' addresses)."""
 
-    __slots__ = ("key", "workspace", "plan", "args", "sig", "module", "run_export", "fn",
-                 "device_index", "table_ptr", "pdl")
+    __slots__ = ("key", "workspace", "plan", "args", "sig", "strides", "kpe_offset", "module",
+                 "run_export", "fn", "plan_addr", "args_addr", "device_index", "table_ptr", "pdl")
 
     def __init__(self, key, workspace, plan, fam, attn_mod, device_index: int, table_ptr: int):
         self.key, self.workspace, self.plan = key, workspace, plan
         self.args = ws_mod.MlaRunArgsStruct()
-        self.sig = None
+        self.sig, self.strides, self.kpe_offset = None, None, 0
         self.module, self.run_export = attn_mod, fam.RUN_EXPORT
         self.fn = getattr(attn_mod, fam.RUN_EXPORT)
+        self.plan_addr, self.args_addr = ctypes.addressof(plan), ctypes.addressof(self.args)
         self.device_index, self.table_ptr = device_index, table_ptr
         self.pdl = 1 if backends.pdl_enabled() else 0
 
@@ -712,29 +714,33 @@ def flash_mla_dense(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.T
     a = schedule.args
     a.num_heads, a.page_size, a.sm_scale = h_q, page_size, sm_scale
     a.causal, a.lse_base_e, a.num_q_tokens, a.lse_seq_tokens = int(causal_rows), 2, T, s_q
+    a.num_pages = k_cache.shape[0]
+    # q / out rows (token b * s_q + i, head h): token stride stride(1) (b and s_q merge),
+    # q_pe at column 512; the cache's rope columns at 512, page / token strides of dims 0 / 1;
+    # out made contiguous where None; lse [b, h_q, s_q] written in place by the kernels
+    # (args.lse_seq_tokens = s_q). The sig below holds every shape and stride read here.
+    qs, cs = q.stride(), k_cache.stride()
+    os_ = out.stride() if out is not None else (s_q * h_q * 512, h_q * 512, 512, 1)
+    schedule.strides = (qs[1], qs[2], qs[1], qs[2], cs[0], cs[1], cs[0], cs[1], os_[1], os_[2],
+                        h_q * s_q)
+    schedule.kpe_offset = 512 * q.element_size()
     schedule.sig = _dense_sig(q, k_cache, block_table, cache_seqlens, out, softmax_scale, causal)
     return _dense_launch(schedule, q, k_cache, out, fresh)
 
 
 def _dense_launch(schedule: DenseSchedule, q, k_cache, out, fresh: bool):
-    """Launch a checked dense call on its schedule: out [b, s_q, h_q, 512] (made if None) and
-    lse [b, h_q, s_q] (natural log, +inf for a row that sees no key: lse_base_e = 2)."""
+    """Launch a checked dense call on its schedule (its strides set for this call's layout):
+    out [b, s_q, h_q, 512] (made if None) and lse [b, h_q, s_q] (natural log, +inf for a row
+    that sees no key: lse_base_e = 2)."""
     b, s_q, h_q, _ = q.shape
-    device = q.device
     if out is None:
-        out = torch.empty((b, s_q, h_q, 512), dtype=q.dtype, device=device)
-    lse = torch.empty((b, h_q, s_q), dtype=torch.float32, device=device)
-    qs, cs, os_ = q.stride(), k_cache.stride(), out.stride()
-    q_ptr, c_ptr, esize = q.data_ptr(), k_cache.data_ptr(), q.element_size()
-    # q / out rows (token b * s_q + i, head h): token stride stride(1) (b and s_q merge),
-    # q_pe at column 512; the cache's rope columns at 512, page / token strides of dims 0 / 1;
-    # lse [b, h_q, s_q] written in place by the kernels (args.lse_seq_tokens = s_q)
-    _pack_args(schedule.args, 0, q_ptr, q_ptr + 512 * esize, c_ptr, c_ptr + 512 * esize,
-               out.data_ptr(), lse.data_ptr(), schedule.table_ptr, qs[1], qs[2], qs[1], qs[2],
-               cs[0], cs[1], cs[0], cs[1], os_[1], os_[2], h_q * s_q)
-    schedule.args.num_pages = k_cache.shape[0]
+        out = torch.empty((b, s_q, h_q, 512), dtype=q.dtype, device=q.device)
+    lse = torch.empty((b, h_q, s_q), dtype=torch.float32, device=out.device)
+    q_ptr, c_ptr, off = q.data_ptr(), k_cache.data_ptr(), schedule.kpe_offset
+    _pack_args(schedule.args, 0, q_ptr, q_ptr + off, c_ptr, c_ptr + off, out.data_ptr(),
+               lse.data_ptr(), schedule.table_ptr, *schedule.strides)
     schedule.args.enable_pdl = 2 * schedule.pdl if fresh else schedule.pdl
-    status = schedule.fn(ctypes.addressof(schedule.plan), ctypes.addressof(schedule.args),
+    status = schedule.fn(schedule.plan_addr, schedule.args_addr,
                          _raw_stream(schedule.device_index))
     if status:
         raise schedule.module.error(schedule.run_export, status)
