@@ -418,23 +418,46 @@ def _routed_sig(q_nope, q_pe, cache, seq_lens, page_table, workspace, sm_scale, 
         return None
 
 
-class _RoutedCall:
-    """A checked routed call's set-up: its plan kernel's export and arguments, the MlaPlan and
-    MlaRunArgs (the q / cache / out / page-table addresses packed per call) and the attention
-    library. launch() runs the plan kernel, then attention (and the combine), on the device's
-    current stream."""
+class _PlannedAttention:
+    """The attention half of a call planned on the GPU (the routed cutlass_mla_decode, FlashMLA's
+    dense call): the MlaPlan and MlaRunArgs (addresses kept), the family's attention export, and
+    _pack_args's strides and rope offset for the layout last checked, so that a call packs only
+    its tensors' addresses."""
 
-    __slots__ = ("sig", "plan_mod", "plan_export", "plan_fn", "plan_args", "plan", "args",
-                 "attn_mod", "run_export", "run_fn", "index", "out_shape", "dtype", "device",
+    __slots__ = ("plan", "args", "plan_addr", "args_addr", "attn_mod", "run_export", "run_fn",
                  "strides", "kpe_offset")
+
+    def __init__(self, plan, args, fam, attn_mod):
+        self.plan, self.args = plan, args
+        self.plan_addr, self.args_addr = ctypes.addressof(plan), ctypes.addressof(args)
+        self.attn_mod, self.run_export = attn_mod, fam.RUN_EXPORT
+        self.run_fn = getattr(attn_mod, fam.RUN_EXPORT)
+        self.strides, self.kpe_offset = None, 0
+
+    def attend(self, q_ptr: int, q_pe_ptr: int, c_ptr: int, out_ptr: int, lse_ptr: int,
+               table_ptr: int, stream: int) -> None:
+        """Launch attention (and the combine) on stream for these tensors' addresses (the cache's
+        rope columns at c_ptr + kpe_offset)."""
+        _pack_args(self.args, 0, q_ptr, q_pe_ptr, c_ptr, c_ptr + self.kpe_offset, out_ptr,
+                   lse_ptr, table_ptr, *self.strides)
+        status = self.run_fn(self.plan_addr, self.args_addr, stream)
+        if status:
+            raise self.attn_mod.error(self.run_export, status)
+
+
+class _RoutedCall(_PlannedAttention):
+    """A checked routed call's set-up: its plan kernel's export and arguments, and the attention
+    half (_PlannedAttention). launch() runs the plan kernel, then attention (and the combine),
+    on the device's current stream."""
+
+    __slots__ = ("sig", "plan_mod", "plan_export", "plan_fn", "plan_args", "index", "out_shape",
+                 "dtype", "device")
 
     def __init__(self, sig, plan_mod, plan_export, plan_args, plan, args, fam, attn_mod, index,
                  q_nope, q_pe, cache):
+        super().__init__(plan, args, fam, attn_mod)
         self.sig, self.plan_mod, self.plan_export = sig, plan_mod, plan_export
         self.plan_fn, self.plan_args = getattr(plan_mod, plan_export), plan_args
-        self.plan, self.args = plan, args
-        self.attn_mod, self.run_export = attn_mod, fam.RUN_EXPORT
-        self.run_fn = getattr(attn_mod, fam.RUN_EXPORT)
         self.index = index
         B, H, _ = q_nope.shape
         self.out_shape, self.dtype, self.device = (B, H, 512), q_nope.dtype, q_nope.device
@@ -449,12 +472,8 @@ class _RoutedCall:
         status = self.plan_fn(*self.plan_args, stream)
         if status:
             raise self.plan_mod.error(self.plan_export, status)
-        c = cache.data_ptr()
-        _pack_args(self.args, 0, q_nope.data_ptr(), q_pe.data_ptr(), c, c + self.kpe_offset,
-                   out.data_ptr(), 0, page_table.data_ptr(), *self.strides)
-        status = self.run_fn(ctypes.addressof(self.plan), ctypes.addressof(self.args), stream)
-        if status:
-            raise self.attn_mod.error(self.run_export, status)
+        self.attend(q_nope.data_ptr(), q_pe.data_ptr(), cache.data_ptr(), out.data_ptr(), 0,
+                    page_table.data_ptr(), stream)
         return out
 
 
@@ -564,8 +583,8 @@ def _run_args(q_nope, cache, page_size: int, sm_scale: float) -> ws_mod.MlaRunAr
     """MlaRunArgs of a cutlass_mla_decode call but its addresses and strides (packed per call:
     _RoutedCall.launch): q_nope [B, H, 512], the cache [blocks, page_size, 576] (latent then
     rope columns), the page table's rows from kv_indices. The cache's and q's sizes bound sm90's
-    TMA maps (its tiles and Q load by TMA where they can); no PDL: the plan kernel right before
-    wrote the plan."""
+    TMA maps (its tiles and Q load by TMA where they can); enable_pdl 2: the plan kernel right
+    before wrote the plan, so attention waits for it before reading the plan."""
     args = ws_mod.MlaRunArgsStruct()
     args.num_heads, args.page_size, args.sm_scale = q_nope.shape[1], page_size, sm_scale
     args.num_pages, args.num_q_tokens = cache.shape[0], q_nope.shape[0]
@@ -614,23 +633,17 @@ class FlashMLASchedMeta:
         return "FlashMLASchedMeta()"
 
 
-class DenseSchedule:
+class DenseSchedule(_PlannedAttention):
     """A balanced plan on the GPU for one (batch, lengths tensor, page table, shape): its
-    workspace (kept alive here: CUDA graphs captured with it read it), MlaPlan and MlaRunArgs,
-    the launch export, and the layout of the last call it checked (sig: the step's later calls
-    with the same layout skip the checks; strides and kpe_offset: what that layout gives
-    _pack_args, so that those calls pack only the new tensors' addresses)."""
+    workspace (kept alive here: CUDA graphs captured with it read it), the attention half
+    (_PlannedAttention), and the layout of the last call it checked (sig: the step's later calls
+    with the same layout skip the checks and reuse its strides)."""
 
-    __slots__ = ("key", "workspace", "plan", "args", "sig", "strides", "kpe_offset", "module",
-                 "run_export", "fn", "plan_addr", "args_addr", "device_index", "table_ptr", "pdl")
+    __slots__ = ("key", "workspace", "sig", "device_index", "table_ptr", "pdl")
 
     def __init__(self, key, workspace, plan, fam, attn_mod, device_index: int, table_ptr: int):
-        self.key, self.workspace, self.plan = key, workspace, plan
-        self.args = ws_mod.MlaRunArgsStruct()
-        self.sig, self.strides, self.kpe_offset = None, None, 0
-        self.module, self.run_export = attn_mod, fam.RUN_EXPORT
-        self.fn = getattr(attn_mod, fam.RUN_EXPORT)
-        self.plan_addr, self.args_addr = ctypes.addressof(plan), ctypes.addressof(self.args)
+        super().__init__(plan, ws_mod.MlaRunArgsStruct(), fam, attn_mod)
+        self.key, self.workspace, self.sig = key, workspace, None
         self.device_index, self.table_ptr = device_index, table_ptr
         self.pdl = 1 if backends.pdl_enabled() else 0
 
@@ -736,14 +749,10 @@ def _dense_launch(schedule: DenseSchedule, q, k_cache, out, fresh: bool):
     if out is None:
         out = torch.empty((b, s_q, h_q, 512), dtype=q.dtype, device=q.device)
     lse = torch.empty((b, h_q, s_q), dtype=torch.float32, device=out.device)
-    q_ptr, c_ptr, off = q.data_ptr(), k_cache.data_ptr(), schedule.kpe_offset
-    _pack_args(schedule.args, 0, q_ptr, q_ptr + off, c_ptr, c_ptr + off, out.data_ptr(),
-               lse.data_ptr(), schedule.table_ptr, *schedule.strides)
     schedule.args.enable_pdl = 2 * schedule.pdl if fresh else schedule.pdl
-    status = schedule.fn(schedule.plan_addr, schedule.args_addr,
-                         _raw_stream(schedule.device_index))
-    if status:
-        raise schedule.module.error(schedule.run_export, status)
+    q_ptr = q.data_ptr()
+    schedule.attend(q_ptr, q_ptr + schedule.kpe_offset, k_cache.data_ptr(), out.data_ptr(),
+                    lse.data_ptr(), schedule.table_ptr, _raw_stream(schedule.device_index))
     return out, lse
 
 
