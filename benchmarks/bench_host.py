@@ -55,6 +55,14 @@ def host_us(fn, iters=200, repeats=5, busy=True):
     return statistics.median(out)
 
 
+def recorded_setup():
+    """(device, run context, host.jsonl writer, a 256 MB workspace) of a recorded host benchmark."""
+    dev = torch.device("cuda")
+    ctx = device_context()
+    ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    return dev, ctx, ResultWriter("host", ctx), ws
+
+
 def planned_case(ws, backend, B, H, dev):
     """A decode case (B requests of 1024 tokens, H heads, page 64, bf16) with a wrapper planned
     for it: (case, wrapper, plan() arguments, an out tensor for run())."""
@@ -119,10 +127,7 @@ def torch_op_cost(budget_us: float = 3.0):
     what a compiled graph without CUDA graphs pays per call), GPU busy; one JSON line each."""
     from mla_wrapper import torch_ops
 
-    dev = torch.device("cuda")
-    ctx = device_context()
-    writer = ResultWriter("host", ctx)
-    ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    dev, ctx, writer, ws = recorded_setup()
     print(f"# {ctx['device']} {ctx['date']}: run() host us, direct vs torch.ops.mla_wrapper.run")
     worst = 0.0
     for B, H in ((1, 16), (32, 128), (128, 128)):
@@ -163,10 +168,7 @@ def api_cost():
     from mla_wrapper import (cutlass_mla_decode, cutlass_mla_get_workspace_size,  # noqa: PLC0415
                              flash_mla_with_kvcache, get_mla_metadata)
 
-    dev = torch.device("cuda")
-    ctx = device_context()
-    writer = ResultWriter("host", ctx)
-    ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    dev, ctx, writer, ws = recorded_setup()
     print(f"# {ctx['device']} {ctx['date']}: host us a call, GPU kept busy")
     print(f"{'B':>5} {'H':>4} | {'wrapper run':>11} {'flashmla api':>12} {'cutlass api':>11}")
     for B, H in ((1, 16), (1, 128), (16, 128), (64, 128), (128, 16)):
@@ -210,10 +212,7 @@ def main():
     if "--breakdown" in sys.argv:
         return breakdown(ours)
     peer = "fa3" if ours == "sm90" else "fa2"
-    dev = torch.device("cuda")
-    ctx = device_context()
-    writer = ResultWriter("host", ctx)
-    ws = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    dev, ctx, writer, ws = recorded_setup()
     print(f"# {ctx['device']} {ctx['date']}")
     print(f"{'B':>5} {'H':>4} | {'ours plan':>10} {'ours run':>9} | {'fi plan':>8} {'fi run':>7}")
     for B, H in ((1, 16), (1, 128), (32, 128), (128, 128), (512, 128)):
